@@ -102,6 +102,7 @@ sluice::result<void> log::load(log_recovery_state state) {
     segment& seg = *s.value();
     const bool is_last = i + 1 == bases.size();
     const int64_t next_base = is_last ? INT64_MAX : bases[i + 1];
+    const bool trusted = !is_last && (state.recovery_point < 0 || next_base <= state.recovery_point);
     if (state.recovery_point < 0) {
       // No checkpoint: only the active segment can hold unflushed data (a roll fsyncs the segment it ends).
       if (is_last) {
@@ -115,6 +116,10 @@ sluice::result<void> log::load(log_recovery_state state) {
       if (auto r = seg.recover_from_offset(state.recovery_point); !r) return r.err();
     } else if (auto r = seg.recover(0); !r) {
       return r.err();
+    }
+    if (!trusted) {
+      // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.
+      if (auto r = seg.flush(); !r) return r;
     }
     segments_.emplace(base, std::move(s.value()));
   }
@@ -299,13 +304,15 @@ sluice::result<void> log::delete_segment(std::map<int64_t, std::unique_ptr<segme
   return r;
 }
 
-sluice::result<int> log::delete_old_segments(int64_t retention_ms, int64_t retention_bytes) {
+sluice::result<int> log::delete_old_segments(int64_t retention_ms, int64_t retention_bytes,
+                                             int64_t high_watermark) {
   const int64_t now = clock_.now_ms();
   int64_t excess = retention_bytes >= 0 ? size_bytes() - retention_bytes : -1;
   int deleted = 0;
   while (segments_.size() > 1) {
     auto it = segments_.begin();
     segment& seg = *it->second;
+    if (std::next(it)->first > high_watermark) break;  // Kafka deletes only segments wholly below the HW
     int64_t largest = seg.max_timestamp();
     if (largest < 0) {  // no timestamps: Kafka falls back to the file's modification time
       struct stat st {};

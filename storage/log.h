@@ -124,8 +124,11 @@ class log {
   /// Retention (Kafka's deleteOldSegments): deletes whole non-active segments, oldest first, while either
   /// the segment's max timestamp is older than now - `retention_ms` (-1: no time limit), or the log is
   /// larger than `retention_bytes` by at least that segment's size (-1: no size limit). The log start
-  /// offset moves to the base offset of the first remaining segment. Returns the number deleted.
-  sluice::result<int> delete_old_segments(int64_t retention_ms, int64_t retention_bytes);
+  /// offset moves to the base offset of the first remaining segment. Only segments wholly below
+  /// `high_watermark` are deleted (Kafka: never delete what followers or consumers have not seen; pass the
+  /// HW). Returns the number deleted.
+  sluice::result<int> delete_old_segments(int64_t retention_ms, int64_t retention_bytes,
+                                          int64_t high_watermark = INT64_MAX);
 
   /// DeleteRecords (KIP-107): moves the log start offset to `offset` (ignored if not greater) and deletes
   /// the segments wholly below it. `offset` > LEO: errc::offset_out_of_range. Returns the new log start.
