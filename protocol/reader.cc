@@ -66,16 +66,18 @@ uint64_t reader::read_unsigned_varlong(std::string_view field) {
   return 0;
 }
 
-reader::span_or_null reader::take(int64_t len, std::string_view field) {
-  span_or_null s;
+reader::span_or_null reader::take(int64_t len, std::string_view field, size_t length_at) {
+  span_or_null s{nullptr, 0, true};  // what a failed read returns: null / empty
   if (!ok_) return s;
   if (len < 0 || static_cast<uint64_t>(len) > size_ - pos_) {
+    pos_ = length_at;
     fail(field, "length " + std::to_string(len) + " exceeds the " + std::to_string(size_ - pos_) +
                     " bytes remaining");
     return s;
   }
   s.data = data_ + pos_;
   s.size = static_cast<size_t>(len);
+  s.is_null = false;
   pos_ += s.size;
   return s;
 }
@@ -87,9 +89,9 @@ reader::span_or_null reader::read_length16(std::string_view field, bool nullable
     if (len == -1 && nullable) return span_or_null{nullptr, 0, true};
     pos_ = at;
     fail(field, len == -1 ? "null is not allowed here" : "negative length " + std::to_string(len));
-    return {};
+    return span_or_null{nullptr, 0, true};
   }
-  return take(len, field);
+  return take(len, field, at);
 }
 
 reader::span_or_null reader::read_length32(std::string_view field, bool nullable) {
@@ -99,22 +101,22 @@ reader::span_or_null reader::read_length32(std::string_view field, bool nullable
     if (len == -1 && nullable) return span_or_null{nullptr, 0, true};
     pos_ = at;
     fail(field, len == -1 ? "null is not allowed here" : "negative length " + std::to_string(len));
-    return {};
+    return span_or_null{nullptr, 0, true};
   }
-  return take(len, field);
+  return take(len, field, at);
 }
 
 reader::span_or_null reader::read_compact_length(std::string_view field, bool nullable) {
   size_t at = pos_;
   uint32_t n = read_unsigned_varint(field);
-  if (!ok_) return {};
+  if (!ok_) return span_or_null{nullptr, 0, true};
   if (n == 0) {
     if (nullable) return span_or_null{nullptr, 0, true};
     pos_ = at;
     fail(field, "null is not allowed here");
-    return {};
+    return span_or_null{nullptr, 0, true};
   }
-  return take(static_cast<int64_t>(n) - 1, field);
+  return take(static_cast<int64_t>(n) - 1, field, at);
 }
 
 int32_t reader::read_array_length(std::string_view field, bool compact, bool nullable, size_t min_element_size) {

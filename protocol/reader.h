@@ -166,19 +166,23 @@ class reader {
     return v;
   }
 
-  span_or_null take(int64_t len, std::string_view field);
+  span_or_null take(int64_t len, std::string_view field, size_t length_at);
   span_or_null read_length16(std::string_view field, bool nullable);
   span_or_null read_length32(std::string_view field, bool nullable);
   span_or_null read_compact_length(std::string_view field, bool nullable);
 
   static std::string to_string(span_or_null s) {
+    if (s.size == 0) return std::string();
     return std::string(reinterpret_cast<const char*>(s.data), s.size);
   }
   static std::optional<std::string> to_optional_string(span_or_null s) {
     if (s.is_null) return std::nullopt;
     return to_string(s);
   }
-  static std::vector<uint8_t> to_vector(span_or_null s) { return std::vector<uint8_t>(s.data, s.data + s.size); }
+  static std::vector<uint8_t> to_vector(span_or_null s) {
+    if (s.size == 0) return {};
+    return std::vector<uint8_t>(s.data, s.data + s.size);
+  }
   records to_records(span_or_null s) const {
     return records{std::span<const uint8_t>(s.data, s.size), owner_, {}};
   }
