@@ -120,7 +120,8 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
   }
   // Close each log on its own strand so no append or read is running on it, then delete the files.
   for (const auto& p : t->partitions) {
-    co_await call_on(p->strand(), [p] { return p->close(); });
+    auto close_op = call_on(p->strand(), [p] { return p->close(); });  // not inside co_await: GCC 12
+    co_await std::move(close_op);
     if (auto r = logs_.remove(name, p->index()); !r) log::warn("deleting {}-{}: {}", name, p->index(), r.err().message);
   }
   log::info("deleted topic {}", name);

@@ -37,7 +37,8 @@ task<response> delete_topics(handler_context& hc, request_context& rc, protocol:
     } else {
       out.name = t->name;
       out.topic_id = to_wire(t->id);
-      auto err = co_await hc.topics.remove(t->name);
+      auto remove_op = hc.topics.remove(t->name);  // no temporaries inside co_await (GCC 12)
+      auto err = co_await std::move(remove_op);
       out.error_code = err.code;
       if (!err.ok()) out.error_message = err.message;
     }

@@ -95,9 +95,11 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     bool any_error = false;
     for (auto& s : slots) {
       const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
-      auto outcome = co_await call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one] {
+      // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
+      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one] {
         return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset()};
       });
+      auto outcome = co_await std::move(read_op);
       s.out->high_watermark = outcome.high_watermark;
       s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
       s.out->log_start_offset = outcome.log_start_offset;
@@ -118,11 +120,13 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     if (total >= min_bytes || any_error || slots.empty() || std::chrono::steady_clock::now() >= deadline) break;
 
     auto waiter = std::make_shared<fetch_waiter>(rc.executor);
-    for (auto& s : slots)
-      co_await call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
+    for (auto& s : slots) {
+      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
         p->park(waiter, offset);
         return true;
       });
+      co_await std::move(park_op);
+    }
     if (!waiter->woken()) {
       waiter->timer().expires_at(deadline);
       co_await waiter->timer().async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));

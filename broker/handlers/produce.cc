@@ -41,7 +41,8 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         // The frame buffer belongs to the connection and outlives this call; storage rewrites the base
         // offset and partition leader epoch of each batch in place before writing it.
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
-        auto appended = co_await call_on(p->strand(), [p, batches] { return p->append(batches); });
+        auto append_op = call_on(p->strand(), [p, batches] { return p->append(batches); });  // see fetch.cc
+        auto appended = co_await std::move(append_op);
         if (appended) {
           pr.error_code = error_code::none;
           pr.base_offset = appended->base_offset;

@@ -104,7 +104,8 @@ asio::awaitable<void> connection::run() {
         if (entry->key == protocol::api_key::api_versions) {
           // KIP-511: answer in v0 with UNSUPPORTED_VERSION and the full list so the client can pick.
           auto reply = handlers::api_versions_list(protocol::error_code::unsupported_version);
-          co_await write_frame(protocol::encode_response(h.correlation_id, int16_t{0}, reply));
+          auto frame = protocol::encode_response(h.correlation_id, int16_t{0}, reply);
+          co_await write_frame(frame);
           continue;
         }
         log::warn("closing connection from {}: {} version {} is not supported (supported {}-{})", peer_,

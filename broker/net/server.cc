@@ -19,6 +19,11 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
       auto address = asio::ip::make_address(ep.host, ec);
       if (!ec) {
         addresses.emplace_back(address, ep.port);
+      } else if (ep.host == "localhost") {
+        // Both loopbacks whatever /etc/hosts says: clients resolve localhost to ::1 first (librdkafka)
+        // or to 127.0.0.1 only, and either must reach the broker.
+        addresses.emplace_back(asio::ip::address_v4::loopback(), ep.port);
+        addresses.emplace_back(asio::ip::address_v6::loopback(), ep.port);
       } else {
         tcp::resolver resolver(io_);
         auto results = resolver.resolve(ep.host, std::to_string(ep.port), tcp::resolver::passive, ec);
@@ -41,7 +46,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
       if (ec) {
         // A host that resolves to ::1 on a machine without IPv6 should not stop the broker when another
         // address of the same listener was bound.
-        if (address.address().is_v6() && addresses.size() > 1 && ec == boost::system::errc::address_not_available) {
+        if (address.address().is_v6() && addresses.size() > 1 && (ec == boost::system::errc::address_not_available || ec == boost::system::errc::address_family_not_supported)) {
           log::warn("listener {}: cannot bind [{}]:{}: {}", ep.host, address.address().to_string(), address.port(),
                     ec.message());
           continue;
@@ -79,7 +84,8 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
 
 asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io_), asio::as_tuple(asio::use_awaitable));
+    auto strand = asio::make_strand(io_);  // outside the co_await expression (GCC 12 temporaries)
+    auto [ec, socket] = co_await acceptor.async_accept(strand, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
       log::warn("accept failed: {}", ec.message());
