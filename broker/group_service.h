@@ -101,10 +101,11 @@ template <typename F>
 auto group_run(group_service& svc, std::shared_ptr<group_service::shard> s, F f)
     -> asio::awaitable<std::invoke_result_t<F&, groups::group_coordinator&>> {
   using R = std::invoke_result_t<F&, groups::group_coordinator&>;
-  co_return co_await group_call<R>(svc, s, [f = std::move(f)](groups::group_coordinator& c,
-                                                              std::function<void(R)> reply) mutable {
+  // Named before co_await: GCC 12 destroys lambda temporaries of a co_await full-expression twice.
+  auto work = [f = std::move(f)](groups::group_coordinator& c, std::function<void(R)> reply) mutable {
     reply(f(c));
-  });
+  };
+  co_return co_await group_call<R>(svc, std::move(s), std::move(work));
 }
 
 }  // namespace sluice::broker

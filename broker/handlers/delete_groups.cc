@@ -21,8 +21,8 @@ task<response> delete_groups(handler_context& hc, request_context& rc, protocol:
     }
   }
   for (auto& [s, ids] : by_shard) {
-    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(
-        *hc.groups, s, [ids](groups::group_coordinator& c, auto reply) { c.delete_groups(ids, std::move(reply)); });
+    auto work = [ids](groups::group_coordinator& c, auto reply) { c.delete_groups(ids, std::move(reply)); };
+    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(*hc.groups, s, std::move(work));
     for (const auto& r : results) codes[r.group_id] = to_wire(r.error);
   }
   response resp;

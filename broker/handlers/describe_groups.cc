@@ -18,7 +18,8 @@ task<response> describe_groups(handler_context& hc, request_context& rc, protoco
       resp.groups.push_back(std::move(out));
       continue;
     }
-    auto d = co_await group_run(*hc.groups, s, [id](groups::group_coordinator& c) { return c.describe_group(id); });
+    auto work = [id](groups::group_coordinator& c) { return c.describe_group(id); };
+    auto d = co_await group_run(*hc.groups, s, std::move(work));
     out.error_code = to_wire(d.error);
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;

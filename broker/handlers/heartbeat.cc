@@ -15,7 +15,8 @@ task<response> heartbeat(handler_context& hc, request_context& rc, protocol::hea
     co_return resp;
   }
   groups::heartbeat_request r{req.group_id, req.generation_id, req.member_id, req.group_instance_id};
-  auto e = co_await group_run(*hc.groups, s, [r](groups::group_coordinator& c) { return c.heartbeat(r); });
+  auto work = [r](groups::group_coordinator& c) { return c.heartbeat(r); };
+  auto e = co_await group_run(*hc.groups, s, std::move(work));
   resp.error_code = to_wire(e);
   co_return resp;
 }

@@ -30,10 +30,11 @@ task<response> join_group(handler_context& hc, request_context& rc, protocol::jo
   r.require_known_member_id = version >= 4;  // KIP-394
   r.supports_skip_assignment = version >= 9;
   r.reason = req.reason.value_or("");
-  auto result = co_await group_call<groups::join_group_result>(
-      *hc.groups, s, [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
-        c.join_group(std::move(r), std::move(reply));
-      });
+  // Named before co_await: GCC 12 destroys lambda temporaries of a co_await full-expression twice.
+  auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
+    c.join_group(std::move(r), std::move(reply));
+  };
+  auto result = co_await group_call<groups::join_group_result>(*hc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   resp.generation_id = result.generation_id;
   resp.protocol_type = result.protocol_type;

@@ -21,9 +21,10 @@ task<response> leave_group(handler_context& hc, request_context& rc, protocol::l
   } else {
     for (const auto& m : req.members) members.push_back({m.member_id, m.group_instance_id, m.reason.value_or("")});
   }
-  auto result = co_await group_run(*hc.groups, s, [id = req.group_id, members](groups::group_coordinator& c) {
+  auto work = [id = req.group_id, members](groups::group_coordinator& c) {
     return c.leave_group(id, members);
-  });
+  };
+  auto result = co_await group_run(*hc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   if (version <= 2) {
     // Kafka's LeaveGroupResponse: a single member's error becomes the top-level one.

@@ -15,9 +15,10 @@ task<response> list_groups(handler_context& hc, request_context& rc, protocol::l
   std::vector<std::string> states = version >= 4 ? req.states_filter : std::vector<std::string>{};
   std::vector<std::string> types = version >= 5 ? req.types_filter : std::vector<std::string>{};
   for (auto& s : hc.groups->shards()) {
-    auto r = co_await group_run(*hc.groups, s, [states, types](groups::group_coordinator& c) {
+    auto work = [states, types](groups::group_coordinator& c) {
       return c.list_groups(states, types);
-    });
+    };
+    auto r = co_await group_run(*hc.groups, s, std::move(work));
     if (r.error != groups::group_error::none && resp.error_code == error_code::none) resp.error_code = to_wire(r.error);
     for (auto& g : r.groups) resp.groups.push_back({g.group_id, g.protocol_type, g.state, "classic"});
   }

@@ -42,10 +42,10 @@ task<response> offset_commit(handler_context& hc, request_context& rc, protocol:
     if (!s) {
       for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
     } else {
-      auto result = co_await group_call<groups::offset_commit_result>(
-          *hc.groups, s, [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
-            c.offset_commit(std::move(r), std::move(reply));
-          });
+      auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
+        c.offset_commit(std::move(r), std::move(reply));
+      };
+      auto result = co_await group_call<groups::offset_commit_result>(*hc.groups, s, std::move(work));
       for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
         codes[where[i].first][where[i].second] = to_wire(result.partitions[i].error);
       }

@@ -24,10 +24,10 @@ task<response> offset_delete(handler_context& hc, request_context& rc, protocol:
       }
     }
   }
-  auto result = co_await group_call<groups::offset_delete_result>(
-      *hc.groups, s, [id = req.group_id, parts](groups::group_coordinator& c, auto reply) {
-        c.offset_delete(id, parts, std::move(reply));
-      });
+  auto work = [id = req.group_id, parts](groups::group_coordinator& c, auto reply) {
+    c.offset_delete(id, parts, std::move(reply));
+  };
+  auto result = co_await group_call<groups::offset_delete_result>(*hc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   if (result.error != groups::group_error::none) co_return resp;
   for (const auto& t : req.topics) {

@@ -16,9 +16,10 @@ task<groups::offset_fetch_result> fetch_one(handler_context& hc, const std::stri
                                             bool require_stable) {
   auto s = hc.groups ? hc.groups->shard_for(group_id) : nullptr;
   if (!s) co_return groups::offset_fetch_result{groups::group_error::not_coordinator, {}};
-  co_return co_await group_run(*hc.groups, s, [group_id, partitions, require_stable](groups::group_coordinator& c) {
+  auto work = [group_id, partitions, require_stable](groups::group_coordinator& c) {
     return c.offset_fetch(group_id, partitions, require_stable);
-  });
+  };
+  co_return co_await group_run(*hc.groups, s, std::move(work));
 }
 
 // Groups the coordinator's flat answer by topic, in order of first appearance.

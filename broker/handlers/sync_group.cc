@@ -22,10 +22,10 @@ task<response> sync_group(handler_context& hc, request_context& rc, protocol::sy
   r.protocol_type = req.protocol_type;
   r.protocol_name = req.protocol_name;
   for (auto& a : req.assignments) r.assignments.push_back({a.member_id, std::move(a.assignment)});
-  auto result = co_await group_call<groups::sync_group_result>(
-      *hc.groups, s, [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
-        c.sync_group(std::move(r), std::move(reply));
-      });
+  auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
+    c.sync_group(std::move(r), std::move(reply));
+  };
+  auto result = co_await group_call<groups::sync_group_result>(*hc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   resp.protocol_type = result.protocol_type;
   resp.protocol_name = result.protocol_name;
