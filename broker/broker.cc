@@ -28,7 +28,10 @@ result<void> broker::start() {
   if (auto r = topics_->load(); !r) return r;
 
   context_ = std::unique_ptr<handler_context>(
-      new handler_context{config_, *topics_, system_clock::instance(), store_->cluster_id()});
+      new handler_context{config_, *topics_, system_clock::instance(), store_->cluster_id(), nullptr});
+  groups_ = std::make_unique<group_service>(config_, *topics_, system_clock::instance());
+  context_->groups = groups_.get();
+  groups_->start();  // replays __consumer_offsets if it exists
   server_ = std::make_unique<net::server>(io_, *context_);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "broker/config.h"
+#include "broker/group_service.h"
 #include "broker/net/server.h"
 #include "broker/request_context.h"
 #include "broker/topic_registry.h"
@@ -44,6 +45,7 @@ class broker {
   std::unique_ptr<coordination::cluster_store> store_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<topic_registry> topics_;
+  std::unique_ptr<group_service> groups_;
   std::unique_ptr<handler_context> context_;
   std::unique_ptr<net::server> server_;
   std::vector<std::thread> threads_;

@@ -34,7 +34,7 @@ using protocol::api_key;
 
 // Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
 // does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
-const std::array<handler_entry, 7> kTable = {{
+const std::array<handler_entry, 18> kTable = {{
     {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
     {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
     {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
@@ -42,6 +42,17 @@ const std::array<handler_entry, 7> kTable = {{
     {api_key::api_versions, 0, 4, &adapt<protocol::api_versions_request, handlers::api_versions>},
     {api_key::create_topics, 0, 7, &adapt<protocol::create_topics_request, handlers::create_topics>},
     {api_key::delete_topics, 0, 6, &adapt<protocol::delete_topics_request, handlers::delete_topics>},
+    {api_key::offset_commit, 0, 9, &adapt<protocol::offset_commit_request, handlers::offset_commit>},
+    {api_key::offset_fetch, 0, 9, &adapt<protocol::offset_fetch_request, handlers::offset_fetch>},
+    {api_key::find_coordinator, 0, 6, &adapt<protocol::find_coordinator_request, handlers::find_coordinator>},
+    {api_key::join_group, 0, 9, &adapt<protocol::join_group_request, handlers::join_group>},
+    {api_key::heartbeat, 0, 4, &adapt<protocol::heartbeat_request, handlers::heartbeat>},
+    {api_key::leave_group, 0, 5, &adapt<protocol::leave_group_request, handlers::leave_group>},
+    {api_key::sync_group, 0, 5, &adapt<protocol::sync_group_request, handlers::sync_group>},
+    {api_key::describe_groups, 0, 5, &adapt<protocol::describe_groups_request, handlers::describe_groups>},
+    {api_key::list_groups, 0, 5, &adapt<protocol::list_groups_request, handlers::list_groups>},
+    {api_key::delete_groups, 0, 2, &adapt<protocol::delete_groups_request, handlers::delete_groups>},
+    {api_key::offset_delete, 0, 0, &adapt<protocol::offset_delete_request, handlers::offset_delete>},
 }};
 
 }  // namespace

@@ -9,6 +9,7 @@
 namespace sluice::broker {
 
 class topic_registry;
+class group_service;
 
 /// What every handler may use: configuration, topics, time and an executor for timers.
 struct handler_context {
@@ -16,6 +17,7 @@ struct handler_context {
   topic_registry& topics;
   sluice::clock& clock;
   std::string cluster_id;
+  group_service* groups = nullptr;  // consumer group coordinators (broker/group_service.h)
 };
 
 /// The request being handled: its header and where it came from. The frame buffer the request was

@@ -7,11 +7,22 @@
 #include "broker/request_context.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_topics.h"
+#include "protocol/messages/delete_groups.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/describe_groups.h"
 #include "protocol/messages/fetch.h"
+#include "protocol/messages/find_coordinator.h"
+#include "protocol/messages/heartbeat.h"
+#include "protocol/messages/join_group.h"
+#include "protocol/messages/leave_group.h"
+#include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/metadata.h"
+#include "protocol/messages/offset_commit.h"
+#include "protocol/messages/offset_delete.h"
+#include "protocol/messages/offset_fetch.h"
 #include "protocol/messages/produce.h"
+#include "protocol/messages/sync_group.h"
 
 namespace sluice::broker::handlers {
 
@@ -25,6 +36,19 @@ task<protocol::fetch_response> fetch(handler_context&, request_context&, protoco
 task<protocol::list_offsets_response> list_offsets(handler_context&, request_context&, protocol::list_offsets_request&);
 task<protocol::create_topics_response> create_topics(handler_context&, request_context&, protocol::create_topics_request&);
 task<protocol::delete_topics_response> delete_topics(handler_context&, request_context&, protocol::delete_topics_request&);
+
+// Consumer groups (broker/groups, through broker/group_service.h).
+task<protocol::find_coordinator_response> find_coordinator(handler_context&, request_context&, protocol::find_coordinator_request&);
+task<protocol::join_group_response> join_group(handler_context&, request_context&, protocol::join_group_request&);
+task<protocol::sync_group_response> sync_group(handler_context&, request_context&, protocol::sync_group_request&);
+task<protocol::heartbeat_response> heartbeat(handler_context&, request_context&, protocol::heartbeat_request&);
+task<protocol::leave_group_response> leave_group(handler_context&, request_context&, protocol::leave_group_request&);
+task<protocol::offset_commit_response> offset_commit(handler_context&, request_context&, protocol::offset_commit_request&);
+task<protocol::offset_fetch_response> offset_fetch(handler_context&, request_context&, protocol::offset_fetch_request&);
+task<protocol::describe_groups_response> describe_groups(handler_context&, request_context&, protocol::describe_groups_request&);
+task<protocol::list_groups_response> list_groups(handler_context&, request_context&, protocol::list_groups_request&);
+task<protocol::delete_groups_response> delete_groups(handler_context&, request_context&, protocol::delete_groups_request&);
+task<protocol::offset_delete_response> offset_delete(handler_context&, request_context&, protocol::offset_delete_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);

@@ -1,0 +1,188 @@
+#pragma once
+// The classic consumer group coordinator (Kafka's GroupCoordinator / GroupMetadataManager) for the groups
+// of one __consumer_offsets partition: a deterministic state machine.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "broker/groups/group.h"
+#include "broker/groups/group_log.h"
+#include "broker/groups/group_types.h"
+#include "broker/groups/record_codec.h"
+
+namespace sluice::groups {
+
+/// Coordinator of the groups that hash to one __consumer_offsets partition (`partition_for_group`), or
+/// of every group when constructed with partition -1 (tests, single-instance setups).
+///
+/// Threading: NOT thread-safe. One strand owns each instance: the broker creates one asio strand per
+/// __consumer_offsets partition and calls every member function, and runs every group_log completion,
+/// on that strand. Callbacks passed in are invoked on that strand too, after the call that completes
+/// them has updated the state (never in the middle of a transition), and may call back into the
+/// coordinator.
+///
+/// Time: deadlines use clock::monotonic_ms(); record timestamps and offset retention use
+/// clock::now_ms(). The owner arms a timer for `next_deadline()` and calls `on_timer()` when it fires
+/// (and re-arms after every call, since any call may move the deadline).
+///
+/// Lifecycle: starts inactive (every API answers NOT_COORDINATOR). When this broker becomes leader of
+/// the partition: `begin_loading()`, `replay()` every record of the partition in offset order,
+/// `finish_loading()`. When it stops being leader: `unload()`. Keep the object alive while appends it
+/// started may still complete.
+///
+/// Persistence: every decision that must survive is appended through `group_log` as __consumer_offsets
+/// records (see record_codec.h); OffsetCommit, SyncGroup (leader) and DeleteGroups/OffsetDelete answer
+/// only after the append completed, as Kafka does.
+class group_coordinator {
+ public:
+  enum class load_state { inactive, loading, active };
+
+  /// `uuid` makes the random part of new member ids (default: random UUID v4 text).
+  group_coordinator(int32_t partition, group_config config, const sluice::clock& clock, group_log& log,
+                    std::function<std::string()> uuid = {});
+  ~group_coordinator();
+  group_coordinator(const group_coordinator&) = delete;
+  group_coordinator& operator=(const group_coordinator&) = delete;
+
+  // ---- ownership of the partition ----
+  void begin_loading();
+  /// Applies one __consumer_offsets record (last record per key wins; no value = tombstone).
+  /// Undecodable records are logged and skipped.
+  void replay(const bytes& key, const std::optional<bytes>& value);
+  /// Rebuilds the groups: those with members are Stable with their sessions restarted now, others
+  /// Empty; groups with only offsets are Empty groups without protocol type.
+  void finish_loading();
+  /// Drops every group; waiting JoinGroup/SyncGroup calls are answered NOT_COORDINATOR.
+  void unload();
+  load_state state() const { return state_; }
+  int32_t partition() const { return partition_; }
+
+  // ---- group membership (protocol doc "The Consumer Group protocol"; KIP-345, KIP-394) ----
+  /// JoinGroup v0-9. The answer may come much later (when the join phase completes).
+  void join_group(join_group_request request, join_group_callback done);
+  /// SyncGroup v0-5. Followers wait for the leader's assignment; the leader's answer follows the append.
+  void sync_group(sync_group_request request, sync_group_callback done);
+  /// Heartbeat v0-4; resets the member's session timer.
+  group_error heartbeat(const heartbeat_request& request);
+  /// LeaveGroup v0-5 (v3+: a batch, members may be named by group instance id only).
+  leave_group_result leave_group(const std::string& group_id, const std::vector<member_identity>& members);
+
+  // ---- offsets ----
+  /// OffsetCommit v0-9: per-partition errors in request order, after the append.
+  void offset_commit(offset_commit_request request, offset_commit_callback done);
+  /// OffsetFetch for one group. `partitions` none: every committed partition. Unknown partitions come
+  /// back with offset -1, leader epoch -1, metadata "".
+  offset_fetch_result offset_fetch(const std::string& group_id,
+                                   const std::optional<std::vector<topic_partition>>& partitions,
+                                   bool require_stable = false);
+
+  // ---- administration ----
+  /// DescribeGroups for one group; unknown groups are described as "Dead" with no error.
+  group_description describe_group(const std::string& group_id) const;
+  /// ListGroups. `states` (v4+) filters by state name and `types` (v5+) by group type ("classic": every
+  /// group here), case-insensitively; empty filters list everything.
+  list_groups_result list_groups(const std::vector<std::string>& states = {},
+                                 const std::vector<std::string>& types = {}) const;
+  /// DeleteGroups: only Empty groups (else NON_EMPTY_GROUP); unknown ones GROUP_ID_NOT_FOUND.
+  void delete_groups(const std::vector<std::string>& group_ids, delete_groups_callback done);
+  /// OffsetDelete (KIP-496): GROUP_SUBSCRIBED_TO_TOPIC for topics a "consumer" group subscribes to.
+  void offset_delete(const std::string& group_id, const std::vector<topic_partition>& partitions,
+                     offset_delete_callback done);
+
+  // ---- time ----
+  /// Earliest monotonic deadline (session expiry, join/sync phase end, initial delay, offset
+  /// retention check), or none.
+  std::optional<int64_t> next_deadline() const;
+  /// Runs every expired deadline (reads the clock).
+  void on_timer();
+
+  /// Read-only view of a group, for tests and the admin side; nullptr if unknown.
+  const group* find_group(const std::string& group_id) const;
+
+ private:
+  enum class api { join, sync, heartbeat, leave, offset_commit, offset_fetch, describe, list, del,
+                   offset_delete };
+  std::optional<group_error> validate(const std::string& group_id, api a) const;
+  std::shared_ptr<group> get_group(const std::string& group_id) const;
+  std::shared_ptr<group> get_or_create(const std::string& group_id, bool create);
+  int64_t mono() const { return clock_.monotonic_ms(); }
+  int64_t wall() const { return clock_.now_ms(); }
+  std::string new_member_id(const std::string& prefix);
+  void flush();
+  template <typename Cb, typename R>
+  void reply(Cb& cb, R r) {
+    out_.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+  }
+  static join_group_result join_error(const std::string& member_id, group_error e);
+
+  // Join phase.
+  bool accept_joining_member(const group& g, const std::string& member_id) const;
+  void do_new_member_join(const std::shared_ptr<group>& g, join_group_request& r, join_group_callback& cb);
+  void do_current_member_join(const std::shared_ptr<group>& g, join_group_request& r,
+                              join_group_callback& cb);
+  void add_member_and_rebalance(group& g, join_group_request& r, const std::string& member_id,
+                                join_group_callback cb);
+  void update_member_and_rebalance(group& g, member& m, join_group_request& r, join_group_callback cb);
+  void update_static_member_and_rebalance(const std::shared_ptr<group>& g, const std::string& old_id,
+                                          const std::string& new_id, join_group_request& r,
+                                          join_group_callback cb);
+  void maybe_prepare_rebalance(group& g);
+  void prepare_rebalance(group& g);
+  void try_complete_join(group& g);
+  void complete_join(group& g);
+  bool maybe_elect_new_joined_leader(group& g);
+  join_group_result join_answer(const group& g, const member& m, bool with_members) const;
+
+  // Sync phase.
+  void reset_and_propagate_assignment_error(group& g, group_error e);
+  void propagate_assignment(group& g, group_error e);
+  void schedule_heartbeat(group& g, member& m);
+
+  // Removal.
+  void remove_member_and_update_group(group& g, const std::string& member_id);
+  void remove_pending_member_and_update_group(group& g, const std::string& member_id);
+  void replace_static_member(group& g, const std::string& instance_id, const std::string& old_id,
+                             const std::string& new_id);
+
+  // Persistence.
+  group_record group_metadata_record(const group& g, const std::map<std::string, bytes>& assignment) const;
+  void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
+                   std::function<void(group_error)> done);
+  void store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r, offset_commit_callback cb);
+  /// Removes `g`'s offsets chosen by `selector`, then (if Empty without offsets) the group itself, and
+  /// appends the tombstones. Returns the removed partitions.
+  std::vector<topic_partition> cleanup_group(const std::shared_ptr<group>& g,
+      const std::function<std::vector<topic_partition>(group&)>& selector,
+      std::function<void(group_error)> done);
+  std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
+  void expire_offsets();
+
+  // Timers.
+  void process_group_deadlines(const std::shared_ptr<group>& g, int64_t now);
+  void on_heartbeat_expired(group& g, const std::string& member_id);
+  void on_sync_expired(group& g);
+
+  int32_t partition_;
+  group_config config_;
+  const sluice::clock& clock_;
+  group_log& log_;
+  std::function<std::string()> uuid_;
+  load_state state_ = load_state::inactive;
+  std::map<std::string, std::shared_ptr<group>> groups_;
+  std::optional<int64_t> next_expiration_check_;
+  // Replay buffers, between begin_loading and finish_loading.
+  std::map<std::string, group_metadata_value> replay_groups_;
+  std::map<std::string, std::map<topic_partition, committed_offset>> replay_offsets_;
+  std::vector<std::function<void()>> out_;   // answers to deliver when the current call ends
+  bool flushing_ = false;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // appends' completions check it
+};
+
+std::string_view to_string(group_coordinator::load_state s);
+
+}  // namespace sluice::groups

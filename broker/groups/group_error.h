@@ -1,0 +1,44 @@
+#pragma once
+// Kafka error codes the group coordinator produces or passes through. Numeric values are the protocol's
+// (Kafka's Errors table), so a handler can static_cast to the protocol's error_code.
+#include <cstdint>
+#include <string_view>
+
+namespace sluice::groups {
+
+enum class group_error : int16_t {
+  unknown_server_error = -1,
+  none = 0,
+  invalid_fetch_size = 4,
+  not_leader_or_follower = 6,
+  request_timed_out = 7,
+  message_too_large = 10,
+  offset_metadata_too_large = 12,
+  coordinator_load_in_progress = 14,
+  coordinator_not_available = 15,
+  not_coordinator = 16,
+  record_list_too_large = 18,
+  not_enough_replicas = 19,
+  not_enough_replicas_after_append = 20,
+  illegal_generation = 22,
+  inconsistent_group_protocol = 23,
+  invalid_group_id = 24,
+  unknown_member_id = 25,
+  invalid_session_timeout = 26,
+  rebalance_in_progress = 27,
+  invalid_commit_offset_size = 28,
+  unknown_topic_or_partition = 3,
+  kafka_storage_error = 56,
+  non_empty_group = 68,
+  group_id_not_found = 69,
+  member_id_required = 79,
+  group_max_size_reached = 81,
+  fenced_instance_id = 82,
+  group_subscribed_to_topic = 86,
+  unstable_offset_commit = 88,
+};
+
+/// Kafka's upper-case name of the error ("REBALANCE_IN_PROGRESS"), for logs and test messages.
+std::string_view to_string(group_error e);
+
+}  // namespace sluice::groups

@@ -1,0 +1,33 @@
+// DeleteGroups (key 42): deletes Empty groups and their offsets (tombstones in __consumer_offsets).
+#include <map>
+
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::delete_groups_response;
+
+task<response> delete_groups(handler_context& hc, request_context& rc, protocol::delete_groups_request& req) {
+  std::map<std::string, error_code> codes;
+  std::map<std::shared_ptr<group_service::shard>, std::vector<std::string>> by_shard;
+  for (const auto& id : req.groups_names) {
+    auto s = hc.groups ? hc.groups->shard_for(id) : nullptr;
+    if (!s) {
+      codes[id] = error_code::not_coordinator;
+    } else {
+      by_shard[s].push_back(id);
+    }
+  }
+  for (auto& [s, ids] : by_shard) {
+    auto work = [ids](groups::group_coordinator& c, auto reply) { c.delete_groups(ids, std::move(reply)); };
+    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(*hc.groups, s, std::move(work));
+    for (const auto& r : results) codes[r.group_id] = to_wire(r.error);
+  }
+  response resp;
+  for (const auto& id : req.groups_names) resp.results.push_back({id, codes[id]});
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

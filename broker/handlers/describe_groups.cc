@@ -1,0 +1,36 @@
+// DescribeGroups (key 15): state, protocol and members of each group (unknown groups: "Dead").
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::describe_groups_response;
+
+task<response> describe_groups(handler_context& hc, request_context& rc, protocol::describe_groups_request& req) {
+  response resp;
+  for (const auto& id : req.groups) {
+    response::described_group out;
+    out.group_id = id;
+    auto s = hc.groups ? hc.groups->shard_for(id) : nullptr;
+    if (!s) {
+      out.error_code = error_code::not_coordinator;
+      resp.groups.push_back(std::move(out));
+      continue;
+    }
+    auto work = [id](groups::group_coordinator& c) { return c.describe_group(id); };
+    auto d = co_await group_run(*hc.groups, s, std::move(work));
+    out.error_code = to_wire(d.error);
+    out.group_state = d.state;
+    out.protocol_type = d.protocol_type;
+    out.protocol_data = d.protocol;
+    for (auto& m : d.members) {
+      out.members.push_back({m.member_id, m.group_instance_id, m.client_id, m.client_host, std::move(m.metadata),
+                             std::move(m.assignment)});
+    }
+    resp.groups.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

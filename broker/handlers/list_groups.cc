@@ -1,0 +1,28 @@
+// ListGroups (key 16): every group of every __consumer_offsets partition; states filter (v4+, KIP-518),
+// types filter (v5+, KIP-848: all groups here are "classic").
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::list_groups_response;
+
+task<response> list_groups(handler_context& hc, request_context& rc, protocol::list_groups_request& req) {
+  const int16_t version = rc.header.api_version;
+  response resp;
+  if (!hc.groups) co_return resp;
+  std::vector<std::string> states = version >= 4 ? req.states_filter : std::vector<std::string>{};
+  std::vector<std::string> types = version >= 5 ? req.types_filter : std::vector<std::string>{};
+  for (auto& s : hc.groups->shards()) {
+    auto work = [states, types](groups::group_coordinator& c) {
+      return c.list_groups(states, types);
+    };
+    auto r = co_await group_run(*hc.groups, s, std::move(work));
+    if (r.error != groups::group_error::none && resp.error_code == error_code::none) resp.error_code = to_wire(r.error);
+    for (auto& g : r.groups) resp.groups.push_back({g.group_id, g.protocol_type, g.state, "classic"});
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

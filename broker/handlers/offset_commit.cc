@@ -1,0 +1,66 @@
+// OffsetCommit (key 8): stores committed offsets in __consumer_offsets; answers after the append.
+// Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION, as Kafka's metadata check does.
+#include <map>
+
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::offset_commit_response;
+
+task<response> offset_commit(handler_context& hc, request_context& rc, protocol::offset_commit_request& req) {
+  const int16_t version = rc.header.api_version;
+  // Answers indexed like the request.
+  std::vector<std::vector<error_code>> codes(req.topics.size());
+  groups::offset_commit_request r;
+  r.group_id = req.group_id;
+  r.generation_id = version >= 1 ? req.generation_id_or_member_epoch : -1;
+  r.member_id = version >= 1 ? req.member_id : "";
+  r.group_instance_id = req.group_instance_id;
+  r.retention_time_ms = (version >= 2 && version <= 4) ? req.retention_time_ms : -1;
+  std::vector<std::pair<size_t, size_t>> where;  // r.partitions[i] answers codes[first][second]
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    const auto& t = req.topics[ti];
+    auto topic = hc.topics.find(t.name);
+    codes[ti].resize(t.partitions.size(), error_code::none);
+    for (size_t pi = 0; pi < t.partitions.size(); ++pi) {
+      const auto& p = t.partitions[pi];
+      if (!topic || p.partition_index < 0 || p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+        codes[ti][pi] = error_code::unknown_topic_or_partition;
+        continue;
+      }
+      r.partitions.push_back({{t.name, p.partition_index}, p.committed_offset, p.committed_leader_epoch,
+                              p.committed_metadata, version == 1 ? p.commit_timestamp : -1});
+      where.emplace_back(ti, pi);
+    }
+  }
+  if (!r.partitions.empty()) {
+    auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+    if (!s) {
+      for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
+    } else {
+      auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
+        c.offset_commit(std::move(r), std::move(reply));
+      };
+      auto result = co_await group_call<groups::offset_commit_result>(*hc.groups, s, std::move(work));
+      for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
+        codes[where[i].first][where[i].second] = to_wire(result.partitions[i].error);
+      }
+    }
+  }
+  response resp;
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    response::offset_commit_response_topic t;
+    t.name = req.topics[ti].name;
+    for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
+      t.partitions.push_back({req.topics[ti].partitions[pi].partition_index, codes[ti][pi]});
+    }
+    resp.topics.push_back(std::move(t));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

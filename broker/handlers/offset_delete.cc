@@ -1,0 +1,48 @@
+// OffsetDelete (key 47, KIP-496): deletes committed offsets of a group for topics it does not consume.
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::offset_delete_response;
+
+task<response> offset_delete(handler_context& hc, request_context& rc, protocol::offset_delete_request& req) {
+  response resp;
+  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  if (!s) {
+    resp.error_code = error_code::not_coordinator;
+    co_return resp;
+  }
+  std::vector<groups::topic_partition> parts;
+  for (const auto& t : req.topics) {
+    auto topic = hc.topics.find(t.name);
+    for (const auto& p : t.partitions) {
+      if (topic && p.partition_index >= 0 && p.partition_index < static_cast<int32_t>(topic->partitions.size())) {
+        parts.push_back({t.name, p.partition_index});
+      }
+    }
+  }
+  auto work = [id = req.group_id, parts](groups::group_coordinator& c, auto reply) {
+    c.offset_delete(id, parts, std::move(reply));
+  };
+  auto result = co_await group_call<groups::offset_delete_result>(*hc.groups, s, std::move(work));
+  resp.error_code = to_wire(result.error);
+  if (result.error != groups::group_error::none) co_return resp;
+  for (const auto& t : req.topics) {
+    response::offset_delete_response_topic out;
+    out.name = t.name;
+    for (const auto& p : t.partitions) {
+      error_code code = error_code::unknown_topic_or_partition;
+      for (const auto& r : result.partitions) {
+        if (r.tp.topic == t.name && r.tp.partition == p.partition_index) code = to_wire(r.error);
+      }
+      out.partitions.push_back({p.partition_index, code});
+    }
+    resp.topics.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

@@ -1,0 +1,88 @@
+// OffsetFetch (key 9): committed offsets of one group (v0-7) or several (v8+, KIP-709); a null topic list
+// (v2+) asks for every committed partition. Partitions without a commit answer offset -1.
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::offset_fetch_response;
+
+namespace {
+
+using tp_list = std::optional<std::vector<groups::topic_partition>>;
+
+task<groups::offset_fetch_result> fetch_one(handler_context& hc, const std::string& group_id, tp_list partitions,
+                                            bool require_stable) {
+  auto s = hc.groups ? hc.groups->shard_for(group_id) : nullptr;
+  if (!s) co_return groups::offset_fetch_result{groups::group_error::not_coordinator, {}};
+  auto work = [group_id, partitions, require_stable](groups::group_coordinator& c) {
+    return c.offset_fetch(group_id, partitions, require_stable);
+  };
+  co_return co_await group_run(*hc.groups, s, std::move(work));
+}
+
+// Groups the coordinator's flat answer by topic, in order of first appearance.
+template <typename Topic, typename Partition>
+std::vector<Topic> by_topic(const std::vector<groups::offset_fetch_partition>& parts) {
+  std::vector<Topic> out;
+  for (const auto& p : parts) {
+    if (out.empty() || out.back().name != p.tp.topic) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const Topic& t) { return t.name == p.tp.topic; });
+      if (it == out.end()) {
+        out.push_back({});
+        out.back().name = p.tp.topic;
+      } else {
+        std::rotate(it, it + 1, out.end());  // keep it last so the next partitions land in it
+      }
+    }
+    Partition q;
+    q.partition_index = p.tp.partition;
+    q.committed_offset = p.offset;
+    q.committed_leader_epoch = p.leader_epoch;
+    q.metadata = p.metadata;
+    q.error_code = to_wire(p.error);
+    out.back().partitions.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace
+
+task<response> offset_fetch(handler_context& hc, request_context& rc, protocol::offset_fetch_request& req) {
+  const int16_t version = rc.header.api_version;
+  response resp;
+  if (version >= 8) {
+    for (const auto& g : req.groups) {
+      tp_list parts;
+      if (g.topics) {
+        parts.emplace();
+        for (const auto& t : *g.topics)
+          for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
+      }
+      auto r = co_await fetch_one(hc, g.group_id, parts, req.require_stable);
+      response::offset_fetch_response_group out;
+      out.group_id = g.group_id;
+      out.error_code = to_wire(r.error);
+      out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
+      resp.groups.push_back(std::move(out));
+    }
+    co_return resp;
+  }
+  tp_list parts;
+  if (req.topics) {
+    parts.emplace();
+    for (const auto& t : *req.topics)
+      for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
+  }
+  auto r = co_await fetch_one(hc, req.group_id, parts, version >= 7 && req.require_stable);
+  if (r.error != groups::group_error::none && version < 2 && parts) {
+    // No top-level error before v2: Kafka puts the group's error on every partition.
+    for (const auto& tp : *parts) r.partitions.push_back({tp, -1, -1, "", r.error});
+  }
+  resp.error_code = to_wire(r.error);
+  resp.topics = by_topic<response::offset_fetch_response_topic, response::offset_fetch_response_partition>(r.partitions);
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers
