@@ -32,8 +32,9 @@ def port_accepts(port, timeout=0.5):
 
 
 class Broker:
-    def __init__(self, binary, overrides=None):
+    def __init__(self, binary, overrides=None, advertised_port=None):
         self.binary = binary
+        self.advertised_port = advertised_port  # e.g. a capture proxy in front of the broker
         self.overrides = dict(overrides or {})
         self.dir = tempfile.mkdtemp(prefix="sluice-itest-")
         self.data_dir = os.path.join(self.dir, "data")
@@ -52,7 +53,7 @@ class Broker:
             f.write("# written by tests/integration/sluice_harness.py\n")
             f.write("broker.id=0\n")
             f.write("listeners=PLAINTEXT://127.0.0.1:%d\n" % self.port)
-            f.write("advertised.listeners=PLAINTEXT://127.0.0.1:%d\n" % self.port)
+            f.write("advertised.listeners=PLAINTEXT://127.0.0.1:%d\n" % (self.advertised_port or self.port))
             f.write("log.dirs=%s\n" % self.data_dir)
 
     def start(self, ready_timeout=10.0):
