@@ -1,0 +1,52 @@
+#pragma once
+// The broker process: storage, coordination, topics and the network, wired together.
+#include <boost/asio.hpp>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "broker/config.h"
+#include "broker/net/server.h"
+#include "broker/request_context.h"
+#include "broker/topic_registry.h"
+#include "coordination/cluster_store.h"
+#include "storage/log_manager.h"
+
+namespace sluice::broker {
+
+/// Lifecycle: construct, `start()` (opens the logs, binds the listeners, starts one io thread per core),
+/// `wait()` until SIGINT/SIGTERM or `stop()`, then `close()` flushes and closes every log.
+///
+/// The io_context and everything a suspended coroutine may still reference are deliberately never
+/// destroyed before process exit: strands must not outlive their io_context, and tearing down parked
+/// coroutines buys nothing when the process is about to end. Data safety comes from `close()`.
+class broker {
+ public:
+  explicit broker(broker_config config);
+
+  /// Opens everything and starts serving. Errors are fatal start-up problems (unusable log dir, port in
+  /// use) with a message for the operator.
+  result<void> start();
+  /// Blocks until the broker is stopped (signal or stop()) and the io threads have finished.
+  void wait();
+  /// Stops accepting and ends the io threads. Thread-safe.
+  void stop();
+  /// Flushes and closes every partition log. Call after wait().
+  void close();
+
+  std::vector<boost::asio::ip::tcp::endpoint> local_endpoints() const { return server_->local_endpoints(); }
+
+ private:
+  broker_config config_;
+  boost::asio::io_context io_;
+  boost::asio::signal_set signals_;
+  std::unique_ptr<coordination::cluster_store> store_;
+  std::unique_ptr<storage::log_manager> logs_;
+  std::unique_ptr<topic_registry> topics_;
+  std::unique_ptr<handler_context> context_;
+  std::unique_ptr<net::server> server_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace sluice::broker

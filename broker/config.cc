@@ -1,0 +1,232 @@
+#include "broker/config.h"
+
+#include <charconv>
+#include <functional>
+#include <sstream>
+
+namespace sluice::broker {
+namespace {
+
+error config_error(const std::string& message) { return error{1, message}; }
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\f')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\f')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+/// Known keys and their defaults as Kafka documents them (text form, parsed by make_config).
+const std::map<std::string, std::string>& defaults() {
+  static const std::map<std::string, std::string> d = {
+      {"broker.id", "0"},
+      {"listeners", "PLAINTEXT://localhost:9092"},
+      {"advertised.listeners", ""},
+      {"log.dirs", ""},
+      {"log.dir", "data"},
+      {"num.partitions", "1"},
+      {"default.replication.factor", "1"},
+      {"auto.create.topics.enable", "true"},
+      {"delete.topic.enable", "true"},
+      {"log.segment.bytes", "1073741824"},
+      {"log.index.interval.bytes", "4096"},
+      {"log.roll.ms", ""},
+      {"log.roll.hours", "168"},
+      {"log.retention.ms", ""},
+      {"log.retention.minutes", ""},
+      {"log.retention.hours", "168"},
+      {"log.retention.bytes", "-1"},
+      {"log.retention.check.interval.ms", "300000"},
+      {"log.flush.interval.messages", "9223372036854775807"},
+      {"log.flush.interval.ms", ""},
+      {"message.max.bytes", "1048588"},
+      {"socket.request.max.bytes", "104857600"},
+      {"min.insync.replicas", "1"},
+      {"offsets.topic.replication.factor", "3"},
+      {"offsets.topic.num.partitions", "50"},
+      {"group.initial.rebalance.delay.ms", "3000"},
+      {"zookeeper.connect", ""},
+      {"num.io.threads", "0"},
+      {"num.network.threads", "3"},
+      {"sluice.log.level", "info"},
+  };
+  return d;
+}
+
+template <typename T>
+result<T> parse_int(const std::map<std::string, std::string>& v, const std::string& key, int64_t min, int64_t max) {
+  const std::string& text = v.at(key);
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    return config_error("invalid value '" + text + "' for " + key + ": not an integer");
+  if (n < min || n > max)
+    return config_error("invalid value '" + text + "' for " + key + ": must be in [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "]");
+  return static_cast<T>(n);
+}
+
+result<bool> parse_bool(const std::map<std::string, std::string>& v, const std::string& key) {
+  const std::string& text = v.at(key);
+  if (text == "true") return true;
+  if (text == "false") return false;
+  return config_error("invalid value '" + text + "' for " + key + ": expected true or false");
+}
+
+}  // namespace
+
+result<std::vector<endpoint>> parse_listeners(const std::string& text) {
+  std::vector<endpoint> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    auto scheme = item.find("://");
+    if (scheme == std::string::npos) return config_error("listener '" + item + "' is not of the form NAME://host:port");
+    endpoint ep;
+    ep.listener_name = item.substr(0, scheme);
+    std::string hostport = item.substr(scheme + 3);
+    auto colon = hostport.rfind(':');
+    if (colon == std::string::npos) return config_error("listener '" + item + "' has no port");
+    ep.host = hostport.substr(0, colon);
+    if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']') ep.host = ep.host.substr(1, ep.host.size() - 2);
+    std::string port = hostport.substr(colon + 1);
+    int p = 0;
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
+      return config_error("listener '" + item + "' has an invalid port");
+    ep.port = static_cast<uint16_t>(p);
+    if (ep.listener_name != "PLAINTEXT")
+      return config_error("listener '" + item + "': only PLAINTEXT listeners are supported");
+    for (const auto& other : out)
+      if (other.listener_name == ep.listener_name && other.host == ep.host && other.port == ep.port)
+        return config_error("listener '" + item + "' is listed twice");
+    out.push_back(std::move(ep));
+  }
+  return out;
+}
+
+result<std::map<std::string, std::string>> parse_properties(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::stringstream in(text);
+  std::string line, logical;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::string t = trim(line);
+    if (logical.empty() && (t.empty() || t[0] == '#' || t[0] == '!')) continue;
+    if (!t.empty() && t.back() == '\\') {
+      t.pop_back();
+      logical += t;
+      continue;
+    }
+    logical += t;
+    size_t sep = logical.find_first_of("=: \t");
+    std::string key = trim(logical.substr(0, sep));
+    std::string value;
+    if (sep != std::string::npos) {
+      size_t v = sep;
+      while (v < logical.size() && (logical[v] == ' ' || logical[v] == '\t')) ++v;
+      if (v < logical.size() && (logical[v] == '=' || logical[v] == ':')) ++v;
+      value = trim(logical.substr(v));
+    }
+    if (key.empty()) return config_error("line " + std::to_string(lineno) + ": no key");
+    out[key] = value;
+    logical.clear();
+  }
+  return out;
+}
+
+result<broker_config> make_config(const std::map<std::string, std::string>& file_values,
+                                  const std::vector<std::pair<std::string, std::string>>& overrides) {
+  broker_config c;
+  std::map<std::string, std::string> v = defaults();
+  auto apply = [&](const std::string& k, const std::string& val) {
+    if (!v.contains(k)) {
+      if (std::find(c.unknown_keys.begin(), c.unknown_keys.end(), k) == c.unknown_keys.end()) c.unknown_keys.push_back(k);
+      return;
+    }
+    v[k] = val;
+    c.explicit_keys.insert(k);
+  };
+  for (const auto& [k, val] : file_values) apply(k, val);
+  for (const auto& [k, val] : overrides) apply(k, val);
+
+#define SLUICE_INT(field, key, T, lo, hi)                  \
+  if (auto r = parse_int<T>(v, key, lo, hi); r) c.field = *r; \
+  else return r.err();
+#define SLUICE_BOOL(field, key)                            \
+  if (auto r = parse_bool(v, key); r) c.field = *r;         \
+  else return r.err();
+
+  SLUICE_INT(broker_id, "broker.id", int32_t, 0, INT32_MAX);
+  SLUICE_INT(num_partitions, "num.partitions", int32_t, 1, INT32_MAX);
+  SLUICE_INT(default_replication_factor, "default.replication.factor", int16_t, 1, INT16_MAX);
+  SLUICE_BOOL(auto_create_topics_enable, "auto.create.topics.enable");
+  SLUICE_BOOL(delete_topic_enable, "delete.topic.enable");
+  SLUICE_INT(log_segment_bytes, "log.segment.bytes", int64_t, 14, INT32_MAX);
+  SLUICE_INT(log_index_interval_bytes, "log.index.interval.bytes", int32_t, 0, INT32_MAX);
+  SLUICE_INT(log_retention_bytes, "log.retention.bytes", int64_t, -1, INT64_MAX);
+  SLUICE_INT(log_retention_check_interval_ms, "log.retention.check.interval.ms", int64_t, 1, INT64_MAX);
+  SLUICE_INT(log_flush_interval_messages, "log.flush.interval.messages", int64_t, 1, INT64_MAX);
+  SLUICE_INT(message_max_bytes, "message.max.bytes", int32_t, 0, INT32_MAX);
+  SLUICE_INT(socket_request_max_bytes, "socket.request.max.bytes", int32_t, 1, INT32_MAX);
+  SLUICE_INT(min_insync_replicas, "min.insync.replicas", int32_t, 1, INT32_MAX);
+  SLUICE_INT(offsets_topic_replication_factor, "offsets.topic.replication.factor", int16_t, 1, INT16_MAX);
+  SLUICE_INT(offsets_topic_num_partitions, "offsets.topic.num.partitions", int32_t, 1, INT32_MAX);
+  SLUICE_INT(group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", int32_t, 0, INT32_MAX);
+  SLUICE_INT(num_io_threads, "num.io.threads", int32_t, 0, 256);
+  if (!v["log.flush.interval.ms"].empty()) {
+    SLUICE_INT(log_flush_interval_ms, "log.flush.interval.ms", int64_t, 0, INT64_MAX);
+  }
+  // Kafka's precedence: the .ms key over .minutes over .hours.
+  if (!v["log.retention.ms"].empty()) {
+    SLUICE_INT(log_retention_ms, "log.retention.ms", int64_t, -1, INT64_MAX);
+  } else if (!v["log.retention.minutes"].empty()) {
+    SLUICE_INT(log_retention_ms, "log.retention.minutes", int64_t, -1, INT64_MAX / 60000);
+    if (c.log_retention_ms > 0) c.log_retention_ms *= 60000;
+  } else {
+    SLUICE_INT(log_retention_ms, "log.retention.hours", int64_t, -1, INT64_MAX / 3600000);
+    if (c.log_retention_ms > 0) c.log_retention_ms *= 3600000;
+  }
+  if (!v["log.roll.ms"].empty()) {
+    SLUICE_INT(log_roll_ms, "log.roll.ms", int64_t, 1, INT64_MAX);
+  } else {
+    SLUICE_INT(log_roll_ms, "log.roll.hours", int64_t, 1, INT64_MAX / 3600000);
+    c.log_roll_ms *= 3600000;
+  }
+#undef SLUICE_INT
+#undef SLUICE_BOOL
+
+  auto listeners = parse_listeners(v["listeners"]);
+  if (!listeners) return config_error("invalid value for listeners: " + listeners.err().message);
+  if (listeners->empty()) return config_error("listeners must name at least one endpoint");
+  c.listeners = *listeners;
+  if (v["advertised.listeners"].empty()) {
+    c.advertised_listeners = c.listeners;
+  } else {
+    auto adv = parse_listeners(v["advertised.listeners"]);
+    if (!adv) return config_error("invalid value for advertised.listeners: " + adv.err().message);
+    c.advertised_listeners = *adv;
+  }
+  for (auto& ep : c.advertised_listeners)
+    if (ep.host.empty() || ep.host == "0.0.0.0" || ep.host == "::") ep.host = "localhost";
+
+  std::string dirs = v["log.dirs"].empty() ? v["log.dir"] : v["log.dirs"];
+  std::stringstream ds(dirs);
+  std::string d;
+  while (std::getline(ds, d, ','))
+    if (!trim(d).empty()) c.log_dirs.emplace_back(trim(d));
+  if (c.log_dirs.empty()) return config_error("log.dirs must name at least one directory");
+
+  c.zookeeper_connect = v["zookeeper.connect"];
+  c.log_level = v["sluice.log.level"];
+  static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  if (std::find(std::begin(levels), std::end(levels), c.log_level) == std::end(levels))
+    return config_error("invalid value '" + c.log_level + "' for sluice.log.level: expected trace, debug, info, warn, error or off");
+  c.values = std::move(v);
+  return c;
+}
+
+}  // namespace sluice::broker

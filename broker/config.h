@@ -1,0 +1,73 @@
+#pragma once
+// Broker configuration with Kafka's own server.properties keys and meanings (DESIGN.md §3).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace sluice::broker {
+
+/// One listener endpoint, `NAME://host:port` as Kafka writes it (e.g. PLAINTEXT://localhost:9092).
+/// An empty host means every interface; a host name binds every address it resolves to.
+struct endpoint {
+  std::string listener_name;  // PLAINTEXT
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// Parses a comma-separated listener list. Errors name the bad entry.
+result<std::vector<endpoint>> parse_listeners(const std::string& text);
+
+/// The effective configuration: every known key with its value after defaults, the config file and the
+/// `--override key=value` arguments, in that order of precedence (last wins). Typed fields are read once.
+struct broker_config {
+  int32_t broker_id = 0;                            // broker.id
+  std::vector<endpoint> listeners;                  // listeners
+  std::vector<endpoint> advertised_listeners;       // advertised.listeners (default: listeners)
+  std::vector<std::filesystem::path> log_dirs;      // log.dirs, else log.dir
+  int32_t num_partitions = 1;                       // num.partitions
+  int16_t default_replication_factor = 1;           // default.replication.factor
+  bool auto_create_topics_enable = true;            // auto.create.topics.enable
+  bool delete_topic_enable = true;                  // delete.topic.enable
+  int64_t log_segment_bytes = 1073741824;           // log.segment.bytes
+  int32_t log_index_interval_bytes = 4096;          // log.index.interval.bytes
+  int64_t log_roll_ms = 168LL * 3600 * 1000;        // log.roll.ms | log.roll.hours
+  int64_t log_retention_ms = 168LL * 3600 * 1000;   // log.retention.ms | minutes | hours (-1: forever)
+  int64_t log_retention_bytes = -1;                 // log.retention.bytes
+  int64_t log_retention_check_interval_ms = 300000; // log.retention.check.interval.ms
+  int64_t log_flush_interval_messages = INT64_MAX;  // log.flush.interval.messages
+  int64_t log_flush_interval_ms = -1;               // log.flush.interval.ms (-1: unset)
+  int32_t message_max_bytes = 1048588;              // message.max.bytes
+  int32_t socket_request_max_bytes = 104857600;     // socket.request.max.bytes
+  int32_t min_insync_replicas = 1;                  // min.insync.replicas
+  int16_t offsets_topic_replication_factor = 3;     // offsets.topic.replication.factor
+  int32_t offsets_topic_num_partitions = 50;        // offsets.topic.num.partitions
+  int32_t group_initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
+  std::string zookeeper_connect;                    // zookeeper.connect (empty: embedded single node)
+  int32_t num_io_threads = 0;                       // num.io.threads (0: one per core)
+  std::string log_level = "info";                   // sluice.log.level: trace, debug, info, warn, error
+
+  /// Every known key with its effective value as text (for DescribeConfigs and the log at start).
+  std::map<std::string, std::string> values;
+  /// Known keys set by the config file or an override (not left at their default).
+  std::set<std::string> explicit_keys;
+  /// Keys given that are not known; logged at start, not fatal.
+  std::vector<std::string> unknown_keys;
+};
+
+/// Reads `server.properties`-format text: `key=value`, `key: value` or `key value` lines, `#`/`!`
+/// comments, a trailing backslash continues a line. Errors carry the line number.
+result<std::map<std::string, std::string>> parse_properties(const std::string& text);
+
+/// Builds the effective config from defaults, `file_values` then `overrides`. Invalid values (a
+/// non-number for a numeric key, a value out of range, a malformed listener) are errors naming the key
+/// and the value; unknown keys are kept in `unknown_keys`.
+result<broker_config> make_config(const std::map<std::string, std::string>& file_values,
+                                  const std::vector<std::pair<std::string, std::string>>& overrides);
+
+}  // namespace sluice::broker

@@ -1,0 +1,57 @@
+#include "broker/handler_table.h"
+
+#include <array>
+
+#include "broker/handlers/handlers.h"
+
+namespace sluice::broker {
+namespace {
+
+template <typename T>
+struct unwrap_optional { using type = T; };
+template <typename T>
+struct unwrap_optional<std::optional<T>> { using type = T; };
+
+/// Decodes Req at the header's version, runs `Fn`, encodes its response. A decode failure is reported as
+/// malformed (the connection logs the reader's error and closes).
+template <typename Req, auto Fn>
+boost::asio::awaitable<handler_outcome> adapt(handler_context& hc, request_context& rc, protocol::reader& r) {
+  Req request;
+  request.decode(r, rc.header.api_version);
+  if (!r.ok()) co_return handler_outcome{handler_outcome::kind::malformed, {}};
+  auto response = co_await Fn(hc, rc, request);
+  if constexpr (requires { response.has_value(); }) {
+    if (!response) co_return handler_outcome{handler_outcome::kind::no_response, {}};
+    co_return handler_outcome{handler_outcome::kind::respond,
+                              protocol::encode_response(rc.header.correlation_id, rc.header.api_version, *response)};
+  } else {
+    co_return handler_outcome{handler_outcome::kind::respond,
+                              protocol::encode_response(rc.header.correlation_id, rc.header.api_version, response)};
+  }
+}
+
+using protocol::api_key;
+
+// Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
+// does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
+const std::array<handler_entry, 7> kTable = {{
+    {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
+    {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
+    {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
+    {api_key::metadata, 0, 12, &adapt<protocol::metadata_request, handlers::metadata>},
+    {api_key::api_versions, 0, 4, &adapt<protocol::api_versions_request, handlers::api_versions>},
+    {api_key::create_topics, 0, 7, &adapt<protocol::create_topics_request, handlers::create_topics>},
+    {api_key::delete_topics, 0, 6, &adapt<protocol::delete_topics_request, handlers::delete_topics>},
+}};
+
+}  // namespace
+
+std::span<const handler_entry> handler_table() { return kTable; }
+
+const handler_entry* find_handler(int16_t key) {
+  for (const auto& e : kTable)
+    if (static_cast<int16_t>(e.key) == key) return &e;
+  return nullptr;
+}
+
+}  // namespace sluice::broker

@@ -1,0 +1,101 @@
+// CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
+#include <map>
+
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
+#include "broker/topic_config.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::create_topics_response;
+
+namespace {
+// DescribeConfigs ConfigSource values (KIP-226).
+constexpr int8_t kTopicConfig = 1, kStaticBrokerConfig = 4, kDefaultConfig = 5;
+}  // namespace
+
+task<response> create_topics(handler_context& hc, request_context& rc, protocol::create_topics_request& req) {
+  const int16_t version = rc.header.api_version;
+  std::map<std::string, int> seen;
+  for (const auto& ct : req.topics) ++seen[ct.name];
+
+  response resp;
+  for (const auto& ct : req.topics) {
+    response::creatable_topic_result out;
+    out.name = ct.name;
+    out.num_partitions = -1;
+    out.replication_factor = -1;
+    auto fail = [&](error_code code, std::string message) {
+      out.error_code = code;
+      out.error_message = std::move(message);
+    };
+
+    topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}};
+    bool valid = true;
+    if (seen[ct.name] > 1) {
+      fail(error_code::invalid_request, "Create topics request from client contains multiple entries for topic " + ct.name);
+      valid = false;
+    } else if (!ct.assignments.empty()) {
+      if (ct.num_partitions != -1 || ct.replication_factor != -1) {
+        fail(error_code::invalid_request,
+             "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
+        valid = false;
+      } else {
+        spec.num_partitions = static_cast<int32_t>(ct.assignments.size());
+        spec.replication_factor = static_cast<int16_t>(ct.assignments[0].broker_ids.size());
+        for (size_t i = 0; i < ct.assignments.size() && valid; ++i) {
+          const auto& a = ct.assignments[i];
+          bool ours = a.broker_ids.size() == 1 && a.broker_ids[0] == hc.config.broker_id;
+          if (a.partition_index != static_cast<int32_t>(i) || !ours) {
+            fail(error_code::invalid_replica_assignment,
+                 "Replica assignment for partition " + std::to_string(a.partition_index) +
+                     " must name only this broker (" + std::to_string(hc.config.broker_id) + ") and partitions must be consecutive from 0");
+            valid = false;
+          }
+        }
+      }
+    } else {
+      if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;
+      if (spec.replication_factor == -1) spec.replication_factor = hc.config.default_replication_factor;
+    }
+    for (const auto& c : ct.configs)
+      if (c.value.has_value()) spec.configs[c.name] = *c.value;
+
+    if (valid) {
+      auto err = hc.topics.create(spec, req.validate_only);
+      if (!err.ok()) fail(err.code, err.message);
+      else out.error_code = error_code::none;
+    }
+    if (out.error_code == error_code::none) {
+      out.num_partitions = spec.num_partitions;
+      out.replication_factor = spec.replication_factor;
+      if (auto t = hc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
+      if (version >= 5) {
+        std::vector<response::creatable_topic_configs> configs;
+        for (const auto& key : topic_config_keys()) {
+          response::creatable_topic_configs c;
+          c.name = std::string(key.name);
+          auto it = spec.configs.find(c.name);
+          if (it != spec.configs.end()) {
+            c.value = it->second;
+            c.config_source = kTopicConfig;
+          } else {
+            c.value = topic_config_default(hc.config, key);
+            c.config_source = hc.config.explicit_keys.contains(std::string(key.broker_key)) ? kStaticBrokerConfig
+                                                                                            : kDefaultConfig;
+          }
+          c.read_only = false;
+          c.is_sensitive = false;
+          configs.push_back(std::move(c));
+        }
+        out.configs = std::move(configs);
+      }
+    }
+    resp.topics.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

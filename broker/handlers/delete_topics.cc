@@ -1,0 +1,49 @@
+// DeleteTopics (key 20): by name (v0-5) or by name or topic id (v6, KIP-516).
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::delete_topics_response;
+
+task<response> delete_topics(handler_context& hc, request_context& rc, protocol::delete_topics_request& req) {
+  const int16_t version = rc.header.api_version;
+  struct wanted {
+    std::optional<std::string> name;
+    protocol::uuid id;
+  };
+  std::vector<wanted> targets;
+  if (version >= 6) {
+    for (const auto& t : req.topics) targets.push_back({t.name, t.topic_id});
+  } else {
+    for (const auto& n : req.topic_names) targets.push_back({n, {}});
+  }
+
+  response resp;
+  for (auto& w : targets) {
+    response::deletable_topic_result out;
+    out.name = w.name;
+    out.topic_id = w.id;
+    std::shared_ptr<const topic> t;
+    if (w.name.has_value() && !w.name->empty()) t = hc.topics.find(*w.name);
+    else t = hc.topics.find(from_wire(w.id));
+    if (!hc.config.delete_topic_enable) {
+      out.error_code = error_code::topic_deletion_disabled;
+    } else if (!t) {
+      out.error_code = (w.name.has_value() && !w.name->empty()) ? error_code::unknown_topic_or_partition
+                                                                 : error_code::unknown_topic_id;
+    } else {
+      out.name = t->name;
+      out.topic_id = to_wire(t->id);
+      auto err = co_await hc.topics.remove(t->name);
+      out.error_code = err.code;
+      if (!err.ok()) out.error_message = err.message;
+    }
+    resp.responses.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

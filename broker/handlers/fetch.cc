@@ -1,0 +1,134 @@
+// Fetch (key 1), consumer side: whole record batches up to the high watermark, served as file regions
+// (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
+// partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
+// Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
+#include <chrono>
+
+#include "broker/call_on.h"
+#include "broker/error_map.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::fetch_response;
+
+namespace {
+
+struct slot {
+  std::shared_ptr<partition> p;
+  response::partition_data* out;
+  int64_t fetch_offset;
+  int32_t partition_max_bytes;
+};
+
+struct read_outcome {
+  result<storage::read_result> data;
+  int64_t high_watermark;
+  int64_t log_start_offset;
+};
+
+error_code check_epoch(int32_t requested, int32_t current) {
+  if (requested < 0 || requested == current) return error_code::none;
+  return requested < current ? error_code::fenced_leader_epoch : error_code::unknown_leader_epoch;
+}
+
+}  // namespace
+
+task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_request& req) {
+  const int16_t version = rc.header.api_version;
+  response resp;
+  resp.session_id = 0;
+  if (version >= 7 && req.session_id != 0) {
+    resp.error_code = error_code::fetch_session_id_not_found;
+    co_return resp;
+  }
+
+  // Resolve every partition once; errors found here are final for this request.
+  std::vector<slot> slots;
+  resp.responses.reserve(req.topics.size());
+  for (const auto& ft : req.topics) {
+    std::shared_ptr<const topic> t;
+    response::fetchable_topic_response tr;
+    if (version >= 13) {
+      t = hc.topics.find(from_wire(ft.topic_id));
+      tr.topic_id = ft.topic_id;
+    } else {
+      t = hc.topics.find(ft.topic);
+      tr.topic = ft.topic;
+    }
+    for (const auto& fp : ft.partitions) {
+      response::partition_data pd;
+      pd.partition_index = fp.partition;
+      pd.high_watermark = -1;
+      pd.last_stable_offset = -1;
+      pd.log_start_offset = -1;
+      pd.records_ = protocol::records{};
+      if (!t) {
+        pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
+      } else if (fp.partition < 0 || fp.partition >= static_cast<int32_t>(t->partitions.size())) {
+        pd.error_code = error_code::unknown_topic_or_partition;
+      } else {
+        auto& p = t->partitions[static_cast<size_t>(fp.partition)];
+        pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
+      }
+      tr.partitions.push_back(std::move(pd));
+    }
+    resp.responses.push_back(std::move(tr));
+    auto& placed = resp.responses.back();
+    for (size_t i = 0; i < ft.partitions.size(); ++i) {
+      if (placed.partitions[i].error_code != error_code::none) continue;
+      const auto& fp = ft.partitions[i];
+      slots.push_back({t->partitions[static_cast<size_t>(fp.partition)], &placed.partitions[i], fp.fetch_offset,
+                       fp.partition_max_bytes});
+    }
+  }
+
+  const int32_t min_bytes = req.min_bytes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
+  for (;;) {
+    int64_t budget = version >= 3 ? req.max_bytes : INT32_MAX;
+    int64_t total = 0;
+    bool min_one = true;  // the first partition with data returns at least one whole batch (KIP-74)
+    bool any_error = false;
+    for (auto& s : slots) {
+      const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
+      auto outcome = co_await call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one] {
+        return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset()};
+      });
+      s.out->high_watermark = outcome.high_watermark;
+      s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
+      s.out->log_start_offset = outcome.log_start_offset;
+      if (!outcome.data) {
+        s.out->error_code = from_storage(outcome.data.err());
+        s.out->records_ = protocol::records{};
+        any_error = true;
+        continue;
+      }
+      s.out->error_code = error_code::none;
+      protocol::records rec;
+      rec.file = outcome.data->region;
+      s.out->records_ = std::move(rec);
+      total += outcome.data->region.size;
+      budget -= outcome.data->region.size;
+      if (outcome.data->region.size > 0) min_one = false;
+    }
+    if (total >= min_bytes || any_error || slots.empty() || std::chrono::steady_clock::now() >= deadline) break;
+
+    auto waiter = std::make_shared<fetch_waiter>(rc.executor);
+    for (auto& s : slots)
+      co_await call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
+        p->park(waiter, offset);
+        return true;
+      });
+    if (!waiter->woken()) {
+      waiter->timer().expires_at(deadline);
+      co_await waiter->timer().async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

@@ -1,0 +1,63 @@
+// Produce (key 0): appends record batches to partition logs. acks=0 sends no response; acks=1 and
+// acks=-1 answer once the batches are in the log (single node: the ISR is this broker, so -1 = 1).
+#include "base/logging.h"
+#include "broker/call_on.h"
+#include "broker/error_map.h"
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::produce_response;
+
+task<std::optional<response>> produce(handler_context& hc, request_context& rc, protocol::produce_request& req) {
+  const int16_t version = rc.header.api_version;
+  const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
+  response resp;
+  resp.responses.reserve(req.topic_data.size());
+  for (auto& td : req.topic_data) {
+    response::topic_produce_response tr;
+    tr.name = td.name;
+    auto t = hc.topics.find(td.name);
+    for (auto& pd : td.partition_data) {
+      response::partition_produce_response pr;
+      pr.index = pd.index;
+      pr.base_offset = -1;
+      pr.log_append_time_ms = -1;
+      pr.log_start_offset = -1;
+      if (version < 3) {
+        // Message formats v0/v1 (Produce v0-2) are not stored; Kafka 4.0 answers the same (KIP-896).
+        pr.error_code = error_code::unsupported_version;
+      } else if (!acks_valid) {
+        pr.error_code = error_code::invalid_required_acks;
+      } else if (!t || pd.index < 0 || pd.index >= static_cast<int32_t>(t->partitions.size())) {
+        pr.error_code = error_code::unknown_topic_or_partition;
+      } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
+        pr.error_code = error_code::invalid_record;
+        pr.error_message = "Produce request has no record batches";
+      } else {
+        auto p = t->partitions[static_cast<size_t>(pd.index)];
+        // The frame buffer belongs to the connection and outlives this call; storage rewrites the base
+        // offset and partition leader epoch of each batch in place before writing it.
+        std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
+        auto appended = co_await call_on(p->strand(), [p, batches] { return p->append(batches); });
+        if (appended) {
+          pr.error_code = error_code::none;
+          pr.base_offset = appended->base_offset;
+          pr.log_start_offset = p->log_start_offset();
+        } else {
+          pr.error_code = from_storage(appended.err());
+          pr.error_message = appended.err().message;
+          log::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index, rc.peer, appended.err().message);
+        }
+      }
+      tr.partition_responses.push_back(std::move(pr));
+    }
+    resp.responses.push_back(std::move(tr));
+  }
+  if (req.acks == 0) co_return std::nullopt;
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

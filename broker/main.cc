@@ -1,0 +1,83 @@
+// sluice: a Kafka-protocol broker. Usage: sluice [server.properties] [--config FILE] [--override key=value]...
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "base/logging.h"
+#include "broker/broker.h"
+#include "broker/config.h"
+
+namespace po = boost::program_options;
+using namespace sluice;
+
+int main(int argc, char** argv) {
+  po::options_description options("Options");
+  options.add_options()
+      ("help,h", "print this help")
+      ("config,c", po::value<std::string>(), "server.properties file with Kafka's broker keys")
+      ("override", po::value<std::vector<std::string>>()->composing(), "key=value, overrides the file (repeatable)");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: " << e.what() << "\n" << options;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "Usage: sluice [server.properties] [--config FILE] [--override key=value]...\n" << options;
+    return 0;
+  }
+
+  std::map<std::string, std::string> file_values;
+  if (vm.count("config")) {
+    const auto path = vm["config"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << "sluice: cannot read config file " << path << "\n";
+      return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = broker::parse_properties(text.str());
+    if (!parsed) {
+      std::cerr << "sluice: " << path << ": " << parsed.err().message << "\n";
+      return 1;
+    }
+    file_values = std::move(*parsed);
+  }
+  std::vector<std::pair<std::string, std::string>> overrides;
+  if (vm.count("override")) {
+    for (const auto& kv : vm["override"].as<std::vector<std::string>>()) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "sluice: --override takes key=value, got '" << kv << "'\n";
+        return 1;
+      }
+      overrides.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  auto config = broker::make_config(file_values, overrides);
+  if (!config) {
+    std::cerr << "sluice: invalid configuration: " << config.err().message << "\n";
+    return 1;
+  }
+  log::init(config->log_level);
+  for (const auto& key : config->unknown_keys) log::warn("unknown config key '{}' ignored", key);
+
+  // Never deleted: see broker's class comment.
+  auto* b = new broker::broker(std::move(*config));
+  if (auto r = b->start(); !r) {
+    log::error("start failed: {}", r.err().message);
+    spdlog::shutdown();
+    return 1;
+  }
+  b->wait();
+  b->close();
+  log::info("stopped");
+  spdlog::shutdown();
+  return 0;
+}

@@ -1,0 +1,94 @@
+#include "broker/net/server.h"
+
+#include "base/logging.h"
+#include "broker/net/connection.h"
+
+namespace sluice::broker::net {
+
+using tcp = asio::ip::tcp;
+
+server::server(asio::io_context& io, handler_context& context) : io_(io), context_(context) {}
+
+result<void> server::listen(const std::vector<endpoint>& endpoints) {
+  for (const auto& ep : endpoints) {
+    std::vector<tcp::endpoint> addresses;
+    if (ep.host.empty()) {
+      addresses.emplace_back(asio::ip::address_v6::any(), ep.port);  // dual-stack: every interface
+    } else {
+      boost::system::error_code ec;
+      auto address = asio::ip::make_address(ep.host, ec);
+      if (!ec) {
+        addresses.emplace_back(address, ep.port);
+      } else {
+        tcp::resolver resolver(io_);
+        auto results = resolver.resolve(ep.host, std::to_string(ep.port), tcp::resolver::passive, ec);
+        if (ec) return error{1, "cannot resolve listener host " + ep.host + ": " + ec.message()};
+        for (const auto& r : results) {
+          auto e = r.endpoint();
+          if (std::find(addresses.begin(), addresses.end(), e) == addresses.end()) addresses.push_back(e);
+        }
+      }
+    }
+    for (const auto& address : addresses) {
+      auto acceptor = std::make_unique<tcp::acceptor>(io_);
+      boost::system::error_code ec;
+      acceptor->open(address.protocol(), ec);
+      if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+      if (!ec && address.address().is_v6())
+        acceptor->set_option(asio::ip::v6_only(!address.address().is_unspecified()), ec);
+      if (!ec) acceptor->bind(address, ec);
+      if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) {
+        // A host that resolves to ::1 on a machine without IPv6 should not stop the broker when another
+        // address of the same listener was bound.
+        if (address.address().is_v6() && addresses.size() > 1 && ec == asio::error::address_not_available) {
+          log::warn("listener {}: cannot bind [{}]:{}: {}", ep.host, address.address().to_string(), address.port(),
+                    ec.message());
+          continue;
+        }
+        return error{1, "cannot listen on " + address.address().to_string() + ":" + std::to_string(address.port()) +
+                            ": " + ec.message()};
+      }
+      acceptors_.push_back(std::move(acceptor));
+    }
+  }
+  if (acceptors_.empty()) return error{1, "no listener could be bound"};
+  return {};
+}
+
+void server::start() {
+  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(*a), asio::detached);
+}
+
+void server::stop() {
+  for (auto& a : acceptors_) {
+    boost::system::error_code ec;
+    a->close(ec);
+  }
+}
+
+std::vector<tcp::endpoint> server::local_endpoints() const {
+  std::vector<tcp::endpoint> out;
+  for (const auto& a : acceptors_) {
+    boost::system::error_code ec;
+    auto ep = a->local_endpoint(ec);
+    if (!ec) out.push_back(ep);
+  }
+  return out;
+}
+
+asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io_), asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+      log::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    auto conn = std::make_shared<connection>(std::move(socket), context_);
+    auto executor = conn->run_executor();
+    asio::co_spawn(executor, conn->run(), asio::detached);
+  }
+}
+
+}  // namespace sluice::broker::net

@@ -1,0 +1,88 @@
+#pragma once
+// The per-partition façade: leader epoch, log end offset, high watermark, log start offset, append, read,
+// and the fetch purgatory of this partition.
+#include <atomic>
+#include <boost/asio.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "storage/log.h"
+
+namespace sluice::broker {
+
+namespace asio = boost::asio;
+
+/// A fetch parked until data arrives or its max_wait_ms runs out (Kafka's DelayedFetch). Lives on the
+/// connection's strand; `wake()` may be called from any thread.
+class fetch_waiter : public std::enable_shared_from_this<fetch_waiter> {
+ public:
+  explicit fetch_waiter(asio::any_io_executor executor) : timer_(std::move(executor)) {}
+  asio::steady_timer& timer() { return timer_; }
+  bool woken() const { return woken_.load(std::memory_order_acquire); }
+  /// Ends the wait early; idempotent and thread-safe.
+  void wake();
+
+ private:
+  asio::steady_timer timer_;
+  std::atomic<bool> woken_{false};
+};
+
+/// One partition of a topic led by this broker.
+///
+/// Strand: `strand()`. The log, the waiter list and `closed_` are touched only on it. The offsets are
+/// atomics written on the strand and readable from anywhere (Metadata, ListOffsets), with the invariant
+/// log start offset <= high watermark <= log end offset.
+class partition {
+ public:
+  using strand_type = asio::strand<asio::any_io_executor>;
+
+  /// `log` is owned by the storage::log_manager and outlives this object's use of it (close() ends it).
+  partition(std::string topic, int32_t index, storage::log* log, asio::any_io_executor executor);
+
+  const std::string& topic() const { return topic_; }
+  int32_t index() const { return index_; }
+  strand_type& strand() { return strand_; }
+
+  int64_t log_start_offset() const { return log_start_offset_.load(std::memory_order_acquire); }
+  int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
+  int64_t log_end_offset() const { return log_end_offset_.load(std::memory_order_acquire); }
+  int32_t leader_epoch() const { return leader_epoch_; }
+
+  // --- on strand() only ---
+
+  /// Appends record batches as received (base offsets and leader epoch rewritten in place). On a single
+  /// node the high watermark follows the log end offset at once. Wakes parked fetches. Errors: storage
+  /// errc values (corrupt_message, record_too_large, ...) or errc::log_closed after deletion.
+  result<storage::append_result> append(std::span<uint8_t> batches);
+
+  /// Reads whole batches from `offset`, never above the high watermark. See storage::log::read.
+  result<storage::read_result> read(int64_t offset, int32_t max_bytes, bool min_one_batch);
+
+  /// Parks `waiter` until the high watermark passes `offset`; wakes it at once if it already has.
+  void park(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset);
+
+  /// Closes the log (flushing it); later appends and reads fail. Returns the directory of the log.
+  std::filesystem::path close();
+  bool closed() const { return closed_; }
+  /// Flushes the log to disk (fsync).
+  result<void> flush();
+
+ private:
+  void publish_offsets();
+  void wake_waiters();
+
+  std::string topic_;
+  int32_t index_;
+  storage::log* log_;
+  strand_type strand_;
+  int32_t leader_epoch_ = 0;
+  bool closed_ = false;
+  std::atomic<int64_t> log_start_offset_{0};
+  std::atomic<int64_t> high_watermark_{0};
+  std::atomic<int64_t> log_end_offset_{0};
+  std::vector<std::weak_ptr<fetch_waiter>> waiters_;
+};
+
+}  // namespace sluice::broker

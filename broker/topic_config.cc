@@ -1,0 +1,98 @@
+#include "broker/topic_config.h"
+
+#include <array>
+#include <charconv>
+
+namespace sluice::broker {
+namespace {
+
+constexpr std::array<topic_config_key, 29> kKeys = {{
+    {"cleanup.policy", "log.cleanup.policy", "delete", false},
+    {"compression.type", "compression.type", "producer", false},
+    {"delete.retention.ms", "log.cleaner.delete.retention.ms", "86400000", true},
+    {"file.delete.delay.ms", "log.segment.delete.delay.ms", "60000", true},
+    {"flush.messages", "log.flush.interval.messages", "9223372036854775807", true},
+    {"flush.ms", "log.flush.interval.ms", "9223372036854775807", true},
+    {"follower.replication.throttled.replicas", "", "", false},
+    {"index.interval.bytes", "log.index.interval.bytes", "4096", true},
+    {"leader.replication.throttled.replicas", "", "", false},
+    {"local.retention.bytes", "log.local.retention.bytes", "-2", true},
+    {"local.retention.ms", "log.local.retention.ms", "-2", true},
+    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "9223372036854775807", true},
+    {"max.message.bytes", "message.max.bytes", "1048588", true},
+    {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "3600000", true},
+    {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "9223372036854775807", true},
+    {"message.timestamp.type", "log.message.timestamp.type", "CreateTime", false},
+    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "0.5", false},
+    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "0", true},
+    {"min.insync.replicas", "min.insync.replicas", "1", true},
+    {"preallocate", "log.preallocate", "false", false},
+    {"remote.storage.enable", "", "false", false},
+    {"retention.bytes", "log.retention.bytes", "-1", true},
+    {"retention.ms", "log.retention.ms", "604800000", true},
+    {"segment.bytes", "log.segment.bytes", "1073741824", true},
+    {"segment.index.bytes", "log.index.size.max.bytes", "10485760", true},
+    {"segment.jitter.ms", "log.roll.jitter.ms", "0", true},
+    {"segment.ms", "log.roll.ms", "604800000", true},
+    {"unclean.leader.election.enable", "unclean.leader.election.enable", "false", false},
+    {"message.downconversion.enable", "log.message.downconversion.enable", "true", false},
+}};
+
+bool is_integer(const std::string& text) {
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+int64_t to_int(const std::string& text, int64_t fallback) {
+  int64_t n = fallback;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
+}  // namespace
+
+std::span<const topic_config_key> topic_config_keys() { return kKeys; }
+
+const topic_config_key* find_topic_config_key(std::string_view name) {
+  for (const auto& k : kKeys)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string topic_config_default(const broker_config& broker, const topic_config_key& key) {
+  // Broker keys whose effective value is computed from several keys.
+  if (key.name == "retention.ms") return std::to_string(broker.log_retention_ms);
+  if (key.name == "segment.ms") return std::to_string(broker.log_roll_ms);
+  if (key.name == "flush.ms" && broker.log_flush_interval_ms >= 0) return std::to_string(broker.log_flush_interval_ms);
+  if (!key.broker_key.empty()) {
+    auto it = broker.values.find(std::string(key.broker_key));
+    if (it != broker.values.end() && !it->second.empty()) return it->second;
+  }
+  return std::string(key.default_value);
+}
+
+std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides) {
+  for (const auto& [name, value] : overrides) {
+    const auto* key = find_topic_config_key(name);
+    if (!key) return "Unknown topic config name: " + name;
+    if (key->is_long && !is_integer(value))
+      return "Invalid value " + value + " for configuration " + name + ": Not a number of type LONG";
+  }
+  return std::nullopt;
+}
+
+storage::log_config make_log_config(const broker_config& broker, const std::map<std::string, std::string>& overrides) {
+  storage::log_config c;
+  c.segment_bytes = broker.log_segment_bytes;
+  c.index_interval_bytes = broker.log_index_interval_bytes;
+  c.max_message_bytes = broker.message_max_bytes;
+  if (auto it = overrides.find("segment.bytes"); it != overrides.end()) c.segment_bytes = to_int(it->second, c.segment_bytes);
+  if (auto it = overrides.find("index.interval.bytes"); it != overrides.end())
+    c.index_interval_bytes = static_cast<int32_t>(to_int(it->second, c.index_interval_bytes));
+  if (auto it = overrides.find("max.message.bytes"); it != overrides.end())
+    c.max_message_bytes = static_cast<int32_t>(to_int(it->second, c.max_message_bytes));
+  return c;
+}
+
+}  // namespace sluice::broker

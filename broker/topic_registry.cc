@@ -1,0 +1,135 @@
+#include "broker/topic_registry.h"
+
+#include "base/logging.h"
+#include "broker/call_on.h"
+#include "broker/topic_config.h"
+#include "broker/topic_name.h"
+
+namespace sluice::broker {
+
+using protocol::error_code;
+
+topic_registry::topic_registry(const broker_config& config, coordination::cluster_store& store,
+                               storage::log_manager& logs, asio::any_io_executor executor)
+    : config_(config), store_(store), logs_(logs), executor_(std::move(executor)),
+      topics_(std::make_shared<const topic_map>()) {}
+
+std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topic_assignment& a, open_mode mode,
+                                                       kafka_error& err) {
+  auto t = std::make_shared<topic>();
+  t->name = a.name;
+  t->id = a.id;
+  t->configs = a.configs;
+  t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
+  t->internal = a.name.starts_with("__");
+  auto log_config = make_log_config(config_, a.configs);
+  for (int32_t p = 0; p < a.partition_count(); ++p) {
+    storage::log* log = mode == open_mode::existing_or_new ? logs_.get(a.name, p) : nullptr;
+    if (!log) {
+      auto created = logs_.create(a.name, p, log_config);
+      if (!created) {
+        err = {error_code::kafka_storage_error, created.err().message};
+        return nullptr;
+      }
+      log = *created;
+    }
+    t->partitions.push_back(std::make_shared<partition>(a.name, p, log, executor_));
+  }
+  return t;
+}
+
+result<void> topic_registry::load() {
+  std::lock_guard lock(change_mutex_);
+  auto next = std::make_shared<topic_map>();
+  for (const auto& a : store_.topics()) {
+    kafka_error err;
+    auto t = open_topic(a, open_mode::existing_or_new, err);
+    if (!t) return error{1, "cannot open topic " + a.name + ": " + err.message};
+    next->emplace(a.name, std::move(t));
+  }
+  publish(std::move(next));
+  return {};
+}
+
+void topic_registry::publish(std::shared_ptr<const topic_map> next) { topics_.store(std::move(next)); }
+
+std::shared_ptr<const topic> topic_registry::find(std::string_view name) const {
+  auto snapshot = topics_.load();
+  auto it = snapshot->find(name);
+  return it == snapshot->end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const topic> topic_registry::find(const coordination::topic_id& id) const {
+  auto snapshot = topics_.load();
+  for (const auto& [name, t] : *snapshot)
+    if (t->id == id) return t;
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<const topic>> topic_registry::all() const {
+  auto snapshot = topics_.load();
+  std::vector<std::shared_ptr<const topic>> out;
+  out.reserve(snapshot->size());
+  for (const auto& [name, t] : *snapshot) out.push_back(t);
+  return out;
+}
+
+kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
+  if (auto reason = invalid_topic_name_reason(spec.name)) return {error_code::invalid_topic_exception, *reason};
+  if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
+  if (spec.replication_factor < 1)
+    return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
+  if (spec.replication_factor > 1)  // one live broker in the embedded single-node mode
+    return {error_code::invalid_replication_factor,
+            "Replication factor: " + std::to_string(spec.replication_factor) + " larger than available brokers: 1."};
+  if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
+
+  std::lock_guard lock(change_mutex_);
+  if (find(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
+  if (validate_only) return {};
+
+  coordination::topic_assignment a;
+  a.name = spec.name;
+  a.id = coordination::random_topic_id();
+  a.configs = spec.configs;
+  a.replicas.assign(static_cast<size_t>(spec.num_partitions), std::vector<int32_t>{config_.broker_id});
+  if (auto r = store_.create_topic(a); !r) return {from_coordination(r.err()), r.err().message};
+  kafka_error err;
+  auto t = open_topic(a, open_mode::new_only, err);
+  if (!t) {
+    (void)store_.delete_topic(a.name);
+    return err;
+  }
+  auto next = std::make_shared<topic_map>(*topics_.load());
+  next->emplace(a.name, std::move(t));
+  publish(std::move(next));
+  log::info("created topic {} with {} partitions", spec.name, spec.num_partitions);
+  return {};
+}
+
+asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
+  std::shared_ptr<const topic> t;
+  {
+    std::lock_guard lock(change_mutex_);
+    t = find(name);
+    if (!t) co_return kafka_error{error_code::unknown_topic_or_partition, "This server does not host this topic-partition."};
+    if (auto r = store_.delete_topic(name); !r) co_return kafka_error{from_coordination(r.err()), r.err().message};
+    auto next = std::make_shared<topic_map>(*topics_.load());
+    next->erase(name);
+    publish(std::move(next));
+  }
+  // Close each log on its own strand so no append or read is running on it, then delete the files.
+  for (const auto& p : t->partitions) {
+    co_await call_on(p->strand(), [p] { return p->close(); });
+    if (auto r = logs_.remove(name, p->index()); !r) log::warn("deleting {}-{}: {}", name, p->index(), r.err().message);
+  }
+  log::info("deleted topic {}", name);
+  co_return kafka_error{};
+}
+
+void topic_registry::close_all() {
+  for (const auto& t : all())
+    for (const auto& p : t->partitions) p->close();
+}
+
+}  // namespace sluice::broker

@@ -1,0 +1,80 @@
+#pragma once
+// The broker's view of its topics: names, ids, configs and the partition objects, with lock-free lookups
+// for the data path and serialized changes for the admin path.
+#include <atomic>
+#include <boost/asio.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "broker/config.h"
+#include "broker/error_map.h"
+#include "broker/partition.h"
+#include "coordination/cluster_store.h"
+#include "storage/log_manager.h"
+
+namespace sluice::broker {
+
+/// A topic and its partitions. Immutable once published; a change publishes a new topic object.
+struct topic {
+  std::string name;
+  coordination::topic_id id{};
+  int16_t replication_factor = 1;
+  std::map<std::string, std::string> configs;  // overrides only
+  std::vector<std::shared_ptr<partition>> partitions;
+  bool internal = false;
+};
+
+/// What CreateTopics asks for (after defaults are resolved by the caller).
+struct topic_spec {
+  std::string name;
+  int32_t num_partitions = 1;
+  int16_t replication_factor = 1;
+  std::map<std::string, std::string> configs;
+};
+
+/// Thread-safety: lookups (`find`, `all`) read an immutable snapshot published atomically and may be
+/// called from any strand. Changes (`create`, `remove`) are serialized by a mutex; they persist through the
+/// cluster_store first, then open or delete the logs, then publish the new snapshot.
+class topic_registry {
+ public:
+  topic_registry(const broker_config& config, coordination::cluster_store& store, storage::log_manager& logs,
+                 asio::any_io_executor executor);
+
+  /// Opens the partitions of every topic in the store (creating missing log directories).
+  result<void> load();
+
+  std::shared_ptr<const topic> find(std::string_view name) const;
+  std::shared_ptr<const topic> find(const coordination::topic_id& id) const;
+  std::vector<std::shared_ptr<const topic>> all() const;
+
+  /// Validates and (unless `validate_only`) creates a topic. Errors as Kafka answers CreateTopics:
+  /// INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
+  /// INVALID_CONFIG, KAFKA_STORAGE_ERROR.
+  kafka_error create(const topic_spec& spec, bool validate_only);
+
+  /// Deletes a topic: drops it from the store and from lookups, then closes each partition's log on its
+  /// strand and deletes the files. UNKNOWN_TOPIC_OR_PARTITION if absent.
+  asio::awaitable<kafka_error> remove(std::string name);
+
+  /// Closes every partition's log (clean shutdown). Call after the io threads have stopped.
+  void close_all();
+
+ private:
+  using topic_map = std::map<std::string, std::shared_ptr<const topic>, std::less<>>;
+  enum class open_mode { existing_or_new, new_only };
+  std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
+  void publish(std::shared_ptr<const topic_map> next);
+
+  const broker_config& config_;
+  coordination::cluster_store& store_;
+  storage::log_manager& logs_;
+  asio::any_io_executor executor_;
+  std::mutex change_mutex_;
+  std::atomic<std::shared_ptr<const topic_map>> topics_;
+};
+
+}  // namespace sluice::broker

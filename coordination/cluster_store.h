@@ -1,0 +1,60 @@
+#pragma once
+// The coordination interface: what the broker needs to know about the cluster, wherever it is kept.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace sluice::coordination {
+
+/// A topic's 128-bit id (KIP-516). All zero means "no id".
+using topic_id = std::array<uint8_t, 16>;
+
+/// A topic as the controller assigned it: `replicas[p]` lists the broker ids holding partition p, the
+/// first being the preferred leader (Kafka's /brokers/topics/<topic> "partitions" map). `configs` holds
+/// topic-level overrides with Kafka's topic config keys (retention.ms, segment.bytes, ...).
+struct topic_assignment {
+  std::string name;
+  topic_id id{};
+  std::vector<std::vector<int32_t>> replicas;
+  std::map<std::string, std::string> configs;
+
+  int32_t partition_count() const { return static_cast<int32_t>(replicas.size()); }
+};
+
+/// Error codes of this layer, carried in sluice::error::code.
+enum class errc : int { ok = 0, topic_exists, unknown_topic, io_error };
+
+/// Cluster metadata store. Implementations: embedded_store (single node, a file under log.dirs) and, for
+/// clusters, ZooKeeper. Thread-safe: callers may use it from any strand (admin path, not the data path).
+class cluster_store {
+ public:
+  virtual ~cluster_store() = default;
+  /// The cluster id (22-character base64 of a random UUID, as Kafka), created on first start.
+  virtual std::string cluster_id() const = 0;
+  /// All topics, in name order.
+  virtual std::vector<topic_assignment> topics() const = 0;
+  /// Adds a topic. errc::topic_exists if the name is taken; errc::io_error if it cannot be persisted.
+  virtual result<void> create_topic(const topic_assignment& topic) = 0;
+  /// Removes a topic. errc::unknown_topic if absent.
+  virtual result<void> delete_topic(const std::string& name) = 0;
+  /// Replaces a topic's config overrides. errc::unknown_topic if absent.
+  virtual result<void> set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) = 0;
+  /// Adds partitions to a topic: `replicas` are appended. errc::unknown_topic if absent.
+  virtual result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) = 0;
+};
+
+/// A fresh random topic id (never all-zero), as Kafka's Uuid.randomUuid.
+topic_id random_topic_id();
+
+/// URL-safe base64 without padding of a 16-byte id: Kafka's textual form of Uuid (22 characters).
+std::string to_base64(const topic_id& id);
+
+/// Parses Kafka's 22-character textual Uuid form; nullopt when malformed.
+std::optional<topic_id> topic_id_from_base64(const std::string& text);
+
+}  // namespace sluice::coordination

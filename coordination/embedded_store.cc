@@ -1,0 +1,217 @@
+#include "coordination/embedded_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace sluice::coordination {
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kFileName = "__cluster_metadata.json";
+constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+error io_failure(const std::string& what) { return error{static_cast<int>(errc::io_error), what}; }
+
+json::value to_json(const topic_assignment& t) {
+  json::array replicas;
+  for (const auto& r : t.replicas) {
+    json::array ids;
+    for (int32_t b : r) ids.push_back(b);
+    replicas.push_back(std::move(ids));
+  }
+  json::object configs;
+  for (const auto& [k, v] : t.configs) configs[k] = v;
+  return json::object{{"name", t.name}, {"id", to_base64(t.id)}, {"replicas", std::move(replicas)},
+                      {"configs", std::move(configs)}};
+}
+
+topic_assignment from_json(const json::object& o) {
+  topic_assignment t;
+  t.name = json::value_to<std::string>(o.at("name"));
+  auto id = topic_id_from_base64(json::value_to<std::string>(o.at("id")));
+  if (!id) throw std::runtime_error("bad topic id for " + t.name);
+  t.id = *id;
+  for (const auto& r : o.at("replicas").as_array()) {
+    std::vector<int32_t> ids;
+    for (const auto& b : r.as_array()) ids.push_back(static_cast<int32_t>(b.to_number<int64_t>()));
+    t.replicas.push_back(std::move(ids));
+  }
+  for (const auto& [k, v] : o.at("configs").as_object()) t.configs[std::string(k)] = json::value_to<std::string>(v);
+  return t;
+}
+
+}  // namespace
+
+topic_id random_topic_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  topic_id id{};
+  do {
+    for (size_t i = 0; i < id.size(); i += 8) {
+      uint64_t v = rng();
+      for (size_t j = 0; j < 8; ++j) id[i + j] = static_cast<uint8_t>(v >> (8 * j));
+    }
+  } while (id == topic_id{});
+  return id;
+}
+
+std::string to_base64(const topic_id& id) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (uint8_t b : id) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kB64[(acc >> bits) & 0x3f]);
+    }
+  }
+  if (bits > 0) out.push_back(kB64[(acc << (6 - bits)) & 0x3f]);
+  return out;
+}
+
+std::optional<topic_id> topic_id_from_base64(const std::string& text) {
+  if (text.size() != 22) return std::nullopt;
+  topic_id id{};
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t n = 0;
+  for (char c : text) {
+    auto pos = kB64.find(c);
+    if (pos == std::string_view::npos) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (n < id.size()) id[n++] = static_cast<uint8_t>(acc >> bits);
+    }
+  }
+  if (n != id.size()) return std::nullopt;
+  return id;
+}
+
+result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_failure("cannot create " + dir.string() + ": " + ec.message());
+  std::unique_ptr<embedded_store> store(new embedded_store(dir / kFileName));
+  if (!std::filesystem::exists(store->file_)) {
+    store->cluster_id_ = to_base64(random_topic_id());
+    if (auto r = store->persist(); !r) return r.err();
+    return store;
+  }
+  std::ifstream in(store->file_);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return io_failure("cannot read " + store->file_.string());
+  try {
+    auto root = json::parse(text.str()).as_object();
+    store->cluster_id_ = json::value_to<std::string>(root.at("cluster_id"));
+    for (const auto& t : root.at("topics").as_array()) {
+      auto topic = from_json(t.as_object());
+      store->topics_.emplace(topic.name, std::move(topic));
+    }
+  } catch (const std::exception& e) {
+    return io_failure("corrupt " + store->file_.string() + ": " + e.what());
+  }
+  return store;
+}
+
+result<void> embedded_store::persist() const {
+  json::array topics;
+  for (const auto& [name, t] : topics_) topics.push_back(to_json(t));
+  std::string text = json::serialize(json::object{{"version", 1}, {"cluster_id", cluster_id_},
+                                                  {"topics", std::move(topics)}});
+  auto tmp = file_;
+  tmp += ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_failure("cannot write " + tmp.string());
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return io_failure("write failed on " + tmp.string());
+    }
+    done += static_cast<size_t>(n);
+  }
+  bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), file_.c_str()) != 0) return io_failure("cannot replace " + file_.string());
+  int dfd = ::open(file_.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+std::string embedded_store::cluster_id() const {
+  std::lock_guard lock(mutex_);
+  return cluster_id_;
+}
+
+std::vector<topic_assignment> embedded_store::topics() const {
+  std::lock_guard lock(mutex_);
+  std::vector<topic_assignment> out;
+  out.reserve(topics_.size());
+  for (const auto& [name, t] : topics_) out.push_back(t);
+  return out;
+}
+
+result<void> embedded_store::create_topic(const topic_assignment& topic) {
+  std::lock_guard lock(mutex_);
+  if (topics_.contains(topic.name)) return error{static_cast<int>(errc::topic_exists), topic.name};
+  topics_.emplace(topic.name, topic);
+  if (auto r = persist(); !r) {
+    topics_.erase(topic.name);
+    return r;
+  }
+  return {};
+}
+
+result<void> embedded_store::delete_topic(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  auto saved = std::move(it->second);
+  topics_.erase(it);
+  if (auto r = persist(); !r) {
+    topics_.emplace(name, std::move(saved));
+    return r;
+  }
+  return {};
+}
+
+result<void> embedded_store::set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) {
+  std::lock_guard lock(mutex_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  std::swap(it->second.configs, configs);
+  if (auto r = persist(); !r) {
+    std::swap(it->second.configs, configs);
+    return r;
+  }
+  return {};
+}
+
+result<void> embedded_store::add_partitions(const std::string& name,
+                                            const std::vector<std::vector<int32_t>>& replicas) {
+  std::lock_guard lock(mutex_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  size_t before = it->second.replicas.size();
+  it->second.replicas.insert(it->second.replicas.end(), replicas.begin(), replicas.end());
+  if (auto r = persist(); !r) {
+    it->second.replicas.resize(before);
+    return r;
+  }
+  return {};
+}
+
+}  // namespace sluice::coordination

@@ -1,0 +1,37 @@
+#pragma once
+// The single-node default: cluster metadata kept in one JSON file under the first log dir, written
+// atomically (temp file, fsync, rename, fsync of the directory) on every change.
+#include <filesystem>
+#include <mutex>
+
+#include "coordination/cluster_store.h"
+
+namespace sluice::coordination {
+
+/// File: `<dir>/__cluster_metadata.json`:
+///   {"version":1,"cluster_id":"...","topics":[{"name":..,"id":"<base64>","replicas":[[0],[0]],"configs":{..}}]}
+/// Thread-safe through one mutex (admin path only).
+class embedded_store final : public cluster_store {
+ public:
+  /// Loads the file if present, else creates it with a new cluster id. Errors: io_error when the file
+  /// exists but cannot be read or parsed (never silently replaced: that would lose topics).
+  static result<std::unique_ptr<embedded_store>> open(const std::filesystem::path& dir);
+
+  std::string cluster_id() const override;
+  std::vector<topic_assignment> topics() const override;
+  result<void> create_topic(const topic_assignment& topic) override;
+  result<void> delete_topic(const std::string& name) override;
+  result<void> set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) override;
+  result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) override;
+
+ private:
+  explicit embedded_store(std::filesystem::path file) : file_(std::move(file)) {}
+  result<void> persist() const;  // caller holds mutex_
+
+  std::filesystem::path file_;
+  mutable std::mutex mutex_;
+  std::string cluster_id_;
+  std::map<std::string, topic_assignment> topics_;
+};
+
+}  // namespace sluice::coordination

@@ -1,0 +1,181 @@
+#include "protocol/reader.h"
+
+#include <string>
+
+namespace sluice::protocol {
+
+std::string reader::error_message() const {
+  if (ok_) return {};
+  std::string m = "malformed ";
+  if (!api_.empty()) {
+    m += api_;
+    if (api_version_ >= 0) m += " v" + std::to_string(api_version_);
+    m += ' ';
+  }
+  m += kind_.empty() ? std::string_view("frame") : kind_;
+  m += ": field '";
+  m += error_field_;
+  m += "' at byte " + std::to_string(error_offset_) + ": " + error_reason_;
+  return m;
+}
+
+void reader::fail(std::string_view field, std::string reason) {
+  if (!ok_) return;
+  ok_ = false;
+  error_field_ = field;
+  error_reason_ = std::move(reason);
+  error_offset_ = pos_;
+  pos_ = size_;  // nothing more can be read
+}
+
+void reader::fail_short(std::string_view field, size_t wanted) {
+  fail(field, "needs " + std::to_string(wanted) + " bytes, " + std::to_string(size_ - pos_) + " remaining");
+}
+
+uuid reader::read_uuid(std::string_view field) {
+  uuid u;
+  if (!need(16, field)) return u;
+  std::memcpy(u.bytes.data(), data_ + pos_, 16);
+  pos_ += 16;
+  return u;
+}
+
+uint32_t reader::read_unsigned_varint(std::string_view field) {
+  uint32_t value = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (!need(1, field)) return 0;
+    uint8_t b = data_[pos_++];
+    value |= static_cast<uint32_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) return value;
+  }
+  pos_ -= 5;
+  fail(field, "unsigned varint longer than 5 bytes");
+  return 0;
+}
+
+uint64_t reader::read_unsigned_varlong(std::string_view field) {
+  uint64_t value = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (!need(1, field)) return 0;
+    uint8_t b = data_[pos_++];
+    value |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) return value;
+  }
+  pos_ -= 10;
+  fail(field, "varlong longer than 10 bytes");
+  return 0;
+}
+
+reader::span_or_null reader::take(int64_t len, std::string_view field, size_t length_at) {
+  span_or_null s{nullptr, 0, true};  // what a failed read returns: null / empty
+  if (!ok_) return s;
+  if (len < 0 || static_cast<uint64_t>(len) > size_ - pos_) {
+    pos_ = length_at;
+    fail(field, "length " + std::to_string(len) + " exceeds the " + std::to_string(size_ - pos_) +
+                    " bytes remaining");
+    return s;
+  }
+  s.data = data_ + pos_;
+  s.size = static_cast<size_t>(len);
+  s.is_null = false;
+  pos_ += s.size;
+  return s;
+}
+
+reader::span_or_null reader::read_length16(std::string_view field, bool nullable) {
+  size_t at = pos_;
+  int16_t len = read_int16(field);
+  if (len < 0 && ok_) {
+    if (len == -1 && nullable) return span_or_null{nullptr, 0, true};
+    pos_ = at;
+    fail(field, len == -1 ? "null is not allowed here" : "negative length " + std::to_string(len));
+    return span_or_null{nullptr, 0, true};
+  }
+  return take(len, field, at);
+}
+
+reader::span_or_null reader::read_length32(std::string_view field, bool nullable) {
+  size_t at = pos_;
+  int32_t len = read_int32(field);
+  if (len < 0 && ok_) {
+    if (len == -1 && nullable) return span_or_null{nullptr, 0, true};
+    pos_ = at;
+    fail(field, len == -1 ? "null is not allowed here" : "negative length " + std::to_string(len));
+    return span_or_null{nullptr, 0, true};
+  }
+  return take(len, field, at);
+}
+
+reader::span_or_null reader::read_compact_length(std::string_view field, bool nullable) {
+  size_t at = pos_;
+  uint32_t n = read_unsigned_varint(field);
+  if (!ok_) return span_or_null{nullptr, 0, true};
+  if (n == 0) {
+    if (nullable) return span_or_null{nullptr, 0, true};
+    pos_ = at;
+    fail(field, "null is not allowed here");
+    return span_or_null{nullptr, 0, true};
+  }
+  return take(static_cast<int64_t>(n) - 1, field, at);
+}
+
+int32_t reader::read_array_length(std::string_view field, bool compact, bool nullable, size_t min_element_size) {
+  size_t at = pos_;
+  int64_t n;
+  if (compact) {
+    n = static_cast<int64_t>(read_unsigned_varint(field)) - 1;
+  } else {
+    n = read_int32(field);
+  }
+  if (!ok_) return 0;
+  if (n < 0) {
+    if (n == -1 && nullable) return -1;
+    pos_ = at;
+    fail(field, n == -1 ? "null array is not allowed here" : "negative array length " + std::to_string(n));
+    return 0;
+  }
+  if (min_element_size == 0) min_element_size = 1;
+  if (static_cast<uint64_t>(n) > (size_ - pos_) / min_element_size) {
+    pos_ = at;
+    fail(field, "array of " + std::to_string(n) + " elements cannot fit in the " + std::to_string(size_ - pos_) +
+                    " bytes remaining");
+    return 0;
+  }
+  return static_cast<int32_t>(n);
+}
+
+std::span<const uint8_t> reader::read_raw(size_t n, std::string_view field) {
+  if (!need(n, field)) return {};
+  std::span<const uint8_t> s(data_ + pos_, n);
+  pos_ += n;
+  return s;
+}
+
+bool reader::read_tag_header(uint32_t& tag, uint32_t& size, std::string_view field) {
+  tag = read_unsigned_varint(field);
+  size = read_unsigned_varint(field);
+  if (!ok_) return false;
+  if (size > size_ - pos_) {
+    fail(field, "tagged field " + std::to_string(tag) + " of " + std::to_string(size) + " bytes exceeds the " +
+                    std::to_string(size_ - pos_) + " bytes remaining");
+    return false;
+  }
+  return true;
+}
+
+void reader::check_tagged_field_end(size_t start, uint32_t size, std::string_view field) {
+  if (ok_ && pos_ - start != size)
+    fail(field, "tagged field declared " + std::to_string(size) + " bytes but its value used " +
+                    std::to_string(pos_ - start));
+}
+
+void reader::skip_tagged_fields(std::string_view field) {
+  uint32_t count = read_unsigned_varint(field);
+  for (uint32_t i = 0; i < count && ok_; ++i) {
+    uint32_t tag, size;
+    if (!read_tag_header(tag, size, field)) return;
+    skip(size, field);
+  }
+}
+
+}  // namespace sluice::protocol

@@ -1,0 +1,47 @@
+#pragma once
+// Error codes of the storage layer, carried in sluice::error::code. The broker maps them to Kafka error
+// codes in one place (DESIGN.md §3); the comment on each names the Kafka code it usually becomes.
+#include <string>
+
+#include "base/result.h"
+
+namespace sluice::storage {
+
+enum class errc : int {
+  ok = 0,
+  corrupt_message,      // CRC32C mismatch, size fields inconsistent with the bytes      -> CORRUPT_MESSAGE (2)
+  invalid_record,       // well-formed batch that breaks a rule (count, offset range)     -> INVALID_RECORD (87)
+  record_too_large,     // batch larger than max.message.bytes                             -> MESSAGE_TOO_LARGE (10)
+  unsupported_magic,    // record batch magic other than 2                                 -> UNSUPPORTED_FOR_MESSAGE_FORMAT (43)
+  offset_out_of_range,  // offset < log start offset or > log end offset                   -> OFFSET_OUT_OF_RANGE (1)
+  io_error,             // a system call on a log file failed                              -> KAFKA_STORAGE_ERROR (56)
+  invalid_argument,     // caller error: bad topic name, negative partition, bad config    -> INVALID_REQUEST (42)
+  not_found,            // no such partition log                                           -> UNKNOWN_TOPIC_OR_PARTITION (3)
+  already_exists,       // duplicate partition directory across log dirs                   -> KAFKA_STORAGE_ERROR (56)
+};
+
+inline const char* to_string(errc e) {
+  switch (e) {
+    case errc::ok: return "ok";
+    case errc::corrupt_message: return "corrupt_message";
+    case errc::invalid_record: return "invalid_record";
+    case errc::record_too_large: return "record_too_large";
+    case errc::unsupported_magic: return "unsupported_magic";
+    case errc::offset_out_of_range: return "offset_out_of_range";
+    case errc::io_error: return "io_error";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::not_found: return "not_found";
+    case errc::already_exists: return "already_exists";
+  }
+  return "unknown";
+}
+
+/// Builds a sluice::error carrying a storage code.
+inline sluice::error make_error(errc code, std::string message) {
+  return sluice::error{static_cast<int>(code), std::move(message)};
+}
+
+/// The storage code of an error produced by this layer.
+inline errc code_of(const sluice::error& e) { return static_cast<errc>(e.code); }
+
+}  // namespace sluice::storage

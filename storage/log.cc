@@ -1,0 +1,381 @@
+#include "storage/log.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "base/logging.h"
+#include "storage/errc.h"
+#include "storage/index_file.h"
+
+namespace sluice::storage {
+
+namespace {
+
+// "<20 digits>.log" -> base offset.
+std::optional<int64_t> parse_segment_name(const std::string& name, const char* suffix) {
+  const std::string sfx(suffix);
+  if (name.size() != 20 + sfx.size() || name.compare(20, sfx.size(), sfx) != 0) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 0; i < 20; ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    if (v > (INT64_MAX - (name[i] - '0')) / 10) return std::nullopt;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+log::log(std::filesystem::path dir, log_config config, sluice::clock& clock)
+    : dir_(std::move(dir)), config_(config), clock_(clock) {}
+
+log::~log() {
+  if (!closed_) close();
+}
+
+sluice::result<std::unique_ptr<log>> log::open(std::filesystem::path dir, log_config config, sluice::clock& clock) {
+  return open(std::move(dir), config, clock, log_recovery_state{});
+}
+
+sluice::result<std::unique_ptr<log>> log::open(std::filesystem::path dir, log_config config, sluice::clock& clock,
+                                               log_recovery_state state) {
+  if (config.segment_bytes <= 0 || config.index_interval_bytes < 0 || config.max_message_bytes <= 0) {
+    return make_error(errc::invalid_argument, "log_config: sizes must be positive");
+  }
+  std::unique_ptr<log> l(new log(std::move(dir), config, clock));
+  if (auto r = l->load(state); !r) {
+    l->closed_ = true;  // nothing to flush
+    return r.err();
+  }
+  return l;
+}
+
+sluice::result<void> log::load(log_recovery_state state) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return make_error(errc::io_error, "create " + dir_.string() + ": " + ec.message());
+
+  std::vector<int64_t> bases;
+  std::vector<std::filesystem::path> stray;
+  std::vector<std::pair<std::filesystem::path, int64_t>> indexes;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (ends_with(name, ".deleted") || ends_with(name, ".cleaned") || ends_with(name, ".swap")) {
+      stray.push_back(entry.path());  // left by an interrupted delete/compaction: never live data here
+    } else if (auto b = parse_segment_name(name, ".log")) {
+      bases.push_back(*b);
+    } else if (auto i = parse_segment_name(name, ".index")) {
+      indexes.emplace_back(entry.path(), *i);
+    } else if (auto t = parse_segment_name(name, ".timeindex")) {
+      indexes.emplace_back(entry.path(), *t);
+    }
+  }
+  if (ec) return make_error(errc::io_error, "list " + dir_.string() + ": " + ec.message());
+  std::sort(bases.begin(), bases.end());
+  for (const auto& p : stray) std::filesystem::remove(p, ec);
+  for (const auto& [p, b] : indexes) {
+    if (!std::binary_search(bases.begin(), bases.end(), b)) std::filesystem::remove(p, ec);  // orphan index
+  }
+
+  const int64_t now = clock_.now_ms();
+  if (bases.empty()) {
+    const int64_t start = std::max<int64_t>(0, state.log_start_offset);
+    auto s = segment::create(dir_, start, config_.index_interval_bytes, now);
+    if (!s) return s.err();
+    segments_.emplace(start, std::move(s.value()));
+  }
+  for (size_t i = 0; i < bases.size(); ++i) {
+    const int64_t base = bases[i];
+    const bool indexes_existed =
+        std::filesystem::exists(dir_ / detail::segment_file_name(base, ".index")) &&
+        std::filesystem::exists(dir_ / detail::segment_file_name(base, ".timeindex"));
+    auto s = segment::open(dir_, base, config_.index_interval_bytes, now);
+    if (!s) return s.err();
+    segment& seg = *s.value();
+    const bool is_last = i + 1 == bases.size();
+    const int64_t next_base = is_last ? INT64_MAX : bases[i + 1];
+    const bool trusted = !is_last && (state.recovery_point < 0 || next_base <= state.recovery_point);
+    if (state.recovery_point < 0) {
+      // No checkpoint: only the active segment can hold unflushed data (a roll fsyncs the segment it ends).
+      if (is_last) {
+        if (auto r = seg.recover(0); !r) return r.err();
+      } else if (auto r = seg.load(indexes_existed); !r) {
+        return r.err();
+      }
+    } else if (next_base <= state.recovery_point) {
+      if (auto r = seg.load(indexes_existed); !r) return r.err();  // wholly below the recovery point
+    } else if (indexes_existed && state.recovery_point > base) {
+      if (auto r = seg.recover_from_offset(state.recovery_point); !r) return r.err();
+    } else if (auto r = seg.recover(0); !r) {
+      return r.err();
+    }
+    if (!trusted) {
+      // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.
+      if (auto r = seg.flush(); !r) return r;
+    }
+    segments_.emplace(base, std::move(s.value()));
+  }
+
+  log_end_offset_ = active().next_offset();
+  if (segments_.size() > 1 && active().empty()) {
+    // An empty active segment still owns its base offset (it was created at the LEO of a roll).
+    log_end_offset_ = std::max(log_end_offset_, active().base_offset());
+  }
+  log_start_offset_ = std::clamp(std::max(segments_.begin()->first, state.log_start_offset),
+                                 segments_.begin()->first, log_end_offset_);
+  recovery_point_ = log_end_offset_;  // everything is recovered and now counts as flushed-or-scanned
+  last_flush_ms_ = clock_.monotonic_ms();
+  publish();
+  sluice::log::info("storage: loaded {}: {} segment(s), log start offset {}, log end offset {}", dir_.string(),
+                    segments_.size(), log_start_offset_, log_end_offset_);
+  return {};
+}
+
+int64_t log::size_bytes() const {
+  int64_t total = 0;
+  for (const auto& [base, seg] : segments_) total += seg->size_bytes();
+  return total;
+}
+
+std::vector<int64_t> log::segment_base_offsets() const {
+  std::vector<int64_t> out;
+  out.reserve(segments_.size());
+  for (const auto& [base, seg] : segments_) out.push_back(base);
+  return out;
+}
+
+bool log::should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_t max_timestamp) const {
+  const segment& a = *segments_.rbegin()->second;
+  if (a.empty()) return false;
+  if (a.size_bytes() > config_.segment_bytes - bytes) return true;                 // segment.bytes
+  if (a.time_waited_for_roll(now_ms, max_timestamp) > config_.segment_ms) return true;  // segment.ms
+  if (log_end_offset_ + offset_span - 1 - a.base_offset() > INT32_MAX) return true;  // relative offsets
+  return false;
+}
+
+sluice::result<void> log::roll() {
+  segment& old = active();
+  if (auto r = old.on_become_inactive(); !r) return r;  // fsync the finished segment
+  auto s = segment::create(dir_, log_end_offset_, config_.index_interval_bytes, clock_.now_ms());
+  if (!s) return s.err();
+  segments_.emplace(log_end_offset_, std::move(s.value()));
+  recovery_point_ = log_end_offset_;
+  publish();
+  sluice::log::debug("storage: {}: rolled new segment at offset {}", dir_.string(), log_end_offset_);
+  return {};
+}
+
+sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch) {
+  if (batches.empty()) return make_error(errc::invalid_record, "no record batches to append");
+
+  // 1. Validate every batch before writing any (Kafka's analyzeAndValidateRecords + LogValidator).
+  struct batch_ref {
+    size_t position;
+    size_t size;
+    int32_t last_offset_delta;
+  };
+  std::vector<batch_ref> refs;
+  int64_t offset_span = 0;
+  int64_t incoming_max_timestamp = -1;
+  for (size_t pos = 0; pos < batches.size();) {
+    const auto rest = std::span<const uint8_t>(batches.data() + pos, batches.size() - pos);
+    auto h = parse_record_batch_header(rest);
+    if (!h) return make_error(code_of(h.err()), "batch " + std::to_string(refs.size()) + ": " + h.err().message);
+    if (h->size_bytes() > config_.max_message_bytes) {
+      return make_error(errc::record_too_large, "batch of " + std::to_string(h->size_bytes()) +
+                                                    " bytes exceeds max.message.bytes " +
+                                                    std::to_string(config_.max_message_bytes));
+    }
+    auto v = validate_record_batch(rest);
+    if (!v) return make_error(code_of(v.err()), "batch " + std::to_string(refs.size()) + ": " + v.err().message);
+    if (h->records_count < 1 || h->last_offset_delta < 0 || int64_t{h->last_offset_delta} + 1 != h->records_count) {
+      return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": records count " +
+                                                  std::to_string(h->records_count) + " with last offset delta " +
+                                                  std::to_string(h->last_offset_delta));
+    }
+    refs.push_back({pos, static_cast<size_t>(h->size_bytes()), h->last_offset_delta});
+    incoming_max_timestamp = std::max(incoming_max_timestamp, h->max_timestamp);
+    offset_span += int64_t{h->last_offset_delta} + 1;
+    pos += static_cast<size_t>(h->size_bytes());
+  }
+
+  // 2. Roll first if this append would overfill or age out the active segment.
+  const bool append_time = config_.message_timestamp_type == timestamp_type::log_append_time;
+  const int64_t now = clock_.now_ms();
+  if (append_time) incoming_max_timestamp = now;
+  if (should_roll(static_cast<int64_t>(batches.size()), offset_span, now, incoming_max_timestamp)) {
+    if (auto r = roll(); !r) return r.err();
+  }
+
+  // 3. Assign offsets and the leader epoch in place (outside the CRC).
+  append_result result{log_end_offset_, log_end_offset_ - 1, -1, 0, append_time ? now : -1};
+  int64_t next = log_end_offset_;
+  for (const auto& ref : refs) {
+    const auto batch = batches.subspan(ref.position, ref.size);
+    set_base_offset(batch, next);
+    set_partition_leader_epoch(batch, leader_epoch);
+    if (append_time) set_log_append_time(batch, now);
+    const auto h = decode_record_batch_header(batch.data());
+    result.max_timestamp = std::max(result.max_timestamp, h.max_timestamp);
+    result.record_count += h.records_count;
+    next += int64_t{ref.last_offset_delta} + 1;
+  }
+  result.last_offset = next - 1;
+
+  // 4. One write(2); acknowledged once it returns (the page cache survives a process kill).
+  if (auto r = active().append(batches); !r) return r.err();
+  log_end_offset_ = next;
+  unflushed_records_ += result.record_count;
+  return result;
+}
+
+sluice::result<read_result> log::read(int64_t offset, int32_t max_bytes, int64_t max_offset, bool min_one_batch) {
+  if (offset < log_start_offset_ || offset > log_end_offset_) {
+    return make_error(errc::offset_out_of_range, "offset " + std::to_string(offset) + " outside [" +
+                                                     std::to_string(log_start_offset_) + ", " +
+                                                     std::to_string(log_end_offset_) + "] of " + dir_.string());
+  }
+  if (offset == log_end_offset_ || offset >= max_offset) return read_result{};
+  auto it = segments_.upper_bound(offset);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    auto r = it->second->read(std::max(offset, it->first), max_bytes, max_offset, min_one_batch);
+    if (!r) return r.err();
+    if (r.value()) return *r.value();
+  }
+  return read_result{};
+}
+
+sluice::result<void> log::flush() {
+  if (segments_.empty()) return {};
+  if (auto r = active().flush(); !r) return r;
+  recovery_point_ = log_end_offset_;
+  unflushed_records_ = 0;
+  last_flush_ms_ = clock_.monotonic_ms();
+  publish();
+  return {};
+}
+
+void log::close() {
+  if (closed_) return;
+  if (auto r = flush(); !r) sluice::log::error("storage: {}: flush on close failed: {}", dir_.string(), r.err().message);
+  for (auto& [base, seg] : segments_) seg->close();
+  closed_ = true;
+}
+
+// ---- part B --------------------------------------------------------------------------------------------
+
+sluice::result<int64_t> log::offset_for_timestamp(int64_t timestamp_ms) {
+  for (auto& [base, seg] : segments_) {
+    if (seg->max_timestamp() < timestamp_ms || seg->next_offset() <= log_start_offset_) continue;
+    auto r = seg->offset_for_timestamp(timestamp_ms, log_start_offset_);
+    if (!r) return r;
+    if (r.value() >= 0) return r;
+  }
+  return int64_t{-1};
+}
+
+sluice::result<log::timestamp_and_offset> log::max_timestamp_and_offset() {
+  segment* best = nullptr;
+  for (auto& [base, seg] : segments_) {
+    if (seg->max_timestamp() >= 0 && (best == nullptr || seg->max_timestamp() > best->max_timestamp())) {
+      best = seg.get();
+    }
+  }
+  if (best == nullptr) return timestamp_and_offset{};
+  // The first record carrying the max timestamp (KIP-734); for batches we cannot open, the batch's last offset.
+  auto off = best->offset_for_timestamp(best->max_timestamp(), std::max(log_start_offset_, best->base_offset()));
+  if (!off) return off.err();
+  return timestamp_and_offset{best->max_timestamp(), off.value()};
+}
+
+sluice::result<void> log::delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it) {
+  sluice::log::info("storage: {}: deleting segment {}", dir_.string(), it->first);
+  auto r = it->second->remove_files();
+  segments_.erase(it);
+  return r;
+}
+
+sluice::result<int> log::delete_old_segments(int64_t retention_ms, int64_t retention_bytes,
+                                             int64_t high_watermark) {
+  const int64_t now = clock_.now_ms();
+  int64_t excess = retention_bytes >= 0 ? size_bytes() - retention_bytes : -1;
+  int deleted = 0;
+  while (segments_.size() > 1) {
+    auto it = segments_.begin();
+    segment& seg = *it->second;
+    if (std::next(it)->first > high_watermark) break;  // Kafka deletes only segments wholly below the HW
+    int64_t largest = seg.max_timestamp();
+    if (largest < 0) {  // no timestamps: Kafka falls back to the file's modification time
+      struct stat st {};
+      if (::stat(seg.log_path().c_str(), &st) == 0) largest = int64_t{st.st_mtime} * 1000;
+    }
+    const bool time_breached = retention_ms >= 0 && now - largest > retention_ms;
+    const bool size_breached = retention_bytes >= 0 && excess - seg.size_bytes() >= 0;
+    if (!time_breached && !size_breached) break;
+    excess -= seg.size_bytes();
+    if (auto r = delete_segment(it); !r) return r.err();
+    ++deleted;
+  }
+  log_start_offset_ = std::max(log_start_offset_, segments_.begin()->first);
+  publish();
+  return deleted;
+}
+
+sluice::result<int64_t> log::delete_records_before(int64_t offset) {
+  if (offset > log_end_offset_) {
+    return make_error(errc::offset_out_of_range, "DeleteRecords offset " + std::to_string(offset) +
+                                                     " beyond log end offset " + std::to_string(log_end_offset_));
+  }
+  if (offset <= log_start_offset_) return log_start_offset_;
+  log_start_offset_ = offset;
+  while (segments_.size() > 1 && std::next(segments_.begin())->first <= log_start_offset_) {
+    if (auto r = delete_segment(segments_.begin()); !r) return r.err();
+  }
+  publish();
+  return log_start_offset_;
+}
+
+sluice::result<bool> log::flush_if_needed() {
+  if (unflushed_records_ == 0) return false;
+  const bool by_count = unflushed_records_ >= config_.flush_messages;
+  const bool by_time = config_.flush_ms != INT64_MAX && clock_.monotonic_ms() - last_flush_ms_ >= config_.flush_ms;
+  if (!by_count && !by_time) return false;
+  if (auto r = flush(); !r) return r.err();
+  return true;
+}
+
+sluice::result<void> log::truncate_to(int64_t offset) {
+  if (offset >= log_end_offset_) return {};
+  if (offset < 0) return make_error(errc::invalid_argument, "truncate to a negative offset");
+  // Drop whole segments at or above the offset, keeping at least one.
+  while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
+    if (auto r = delete_segment(std::prev(segments_.end())); !r) return r;
+  }
+  segment& a = active();
+  if (a.base_offset() >= offset) {
+    // Everything goes: start over at `offset` (Kafka's truncateFullyAndStartAt).
+    if (auto r = delete_segment(std::prev(segments_.end())); !r) return r;
+    auto s = segment::create(dir_, offset, config_.index_interval_bytes, clock_.now_ms());
+    if (!s) return s.err();
+    segments_.emplace(offset, std::move(s.value()));
+    log_start_offset_ = offset;
+  } else if (auto r = a.truncate_to(offset); !r) {
+    return r;
+  }
+  log_end_offset_ = offset;
+  log_start_offset_ = std::min(log_start_offset_, log_end_offset_);
+  recovery_point_ = std::min(recovery_point_, log_end_offset_);
+  publish();
+  return {};
+}
+
+}  // namespace sluice::storage

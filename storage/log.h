@@ -1,0 +1,171 @@
+#pragma once
+// One partition's log (Kafka's UnifiedLog/LocalLog): a directory "<topic>-<partition>" of segments ordered
+// by base offset; the last one is the active segment that takes appends. NOT thread-safe: every call
+// comes from the partition's strand (DESIGN.md §3), and the file_regions it hands out may be sent from any
+// thread afterwards (their bytes never change).
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+
+#include "base/clock.h"
+#include "base/file_region.h"
+#include "base/result.h"
+#include "storage/record_batch.h"
+#include "storage/segment.h"
+
+namespace sluice::storage {
+
+/// Topic-level settings of one log, under Kafka's names.
+struct log_config {
+  int64_t segment_bytes = 1073741824;   // segment.bytes / log.segment.bytes
+  int32_t index_interval_bytes = 4096;  // index.interval.bytes
+  int32_t max_message_bytes = 1048588;  // max.message.bytes: a batch larger -> errc::record_too_large
+  // --- added in part B (defaults keep part A behaviour) ---
+  int64_t segment_ms = 604800000;       // segment.ms / log.roll.ms: roll when the active segment is older
+  int64_t flush_messages = INT64_MAX;   // flush.messages: fsync after this many unflushed records
+  int64_t flush_ms = INT64_MAX;         // flush.ms: fsync when the oldest unflushed append is this old
+  timestamp_type message_timestamp_type = timestamp_type::create_time;  // message.timestamp.type
+};
+
+struct append_result {
+  int64_t base_offset;    // offset of the first record appended
+  int64_t last_offset;    // offset of the last record appended
+  int64_t max_timestamp;  // largest batch max timestamp (the append time for LogAppendTime)
+  int32_t record_count;
+  int64_t log_append_time = -1;  // added: the broker time stamped on LogAppendTime batches, else -1
+};
+
+/// Where log::open starts recovery; read from the log dir's checkpoint files by the log_manager.
+struct log_recovery_state {
+  int64_t recovery_point = -1;    // offsets below were fsynced; -1: unknown (recover the active segment)
+  int64_t log_start_offset = -1;  // from log-start-offset-checkpoint; -1: the first segment's base offset
+};
+
+class log {
+ public:
+  /// Opens (creating if missing) the partition directory `dir` and recovers it: the last (active)
+  /// segment is scanned batch by batch (length, magic, CRC32C, increasing offsets), a torn or corrupt tail
+  /// is cut at the first invalid byte and that segment's indexes are rebuilt from the scan. Older segments
+  /// are trusted (rolled segments were fsynced) but a missing or invalid .index/.timeindex is rebuilt.
+  /// Errors: errc::io_error.
+  static sluice::result<std::unique_ptr<log>> open(std::filesystem::path dir, log_config config,
+                                                   sluice::clock& clock);
+  /// As above, recovering every segment from `state.recovery_point` (Kafka: segments past the recovery
+  /// point of recovery-point-offset-checkpoint) instead of the whole active segment.
+  static sluice::result<std::unique_ptr<log>> open(std::filesystem::path dir, log_config config,
+                                                   sluice::clock& clock, log_recovery_state state);
+
+  ~log();
+  log(const log&) = delete;
+  log& operator=(const log&) = delete;
+
+  /// Appends one or more v2 record batches concatenated as a producer sends them (the Records field).
+  /// Every batch is checked before any is written: size fields consistent with the buffer and >= the v2
+  /// header (errc::corrupt_message), magic 2 (errc::unsupported_magic), batch size <= max.message.bytes
+  /// (errc::record_too_large), CRC32C (errc::corrupt_message), recordsCount >= 1 and == lastOffsetDelta + 1
+  /// (errc::invalid_record, Kafka's LogValidator). Then base offsets (from the LEO on) and the partition
+  /// leader epoch are rewritten IN PLACE in `batches` (outside the CRC; for message.timestamp.type
+  /// LogAppendTime also the timestamp type and max timestamp, with a new CRC), the active segment is rolled
+  /// first if the batches would push it past segment.bytes (or it is older than segment.ms, or offsets would
+  /// overflow its int32 relative offsets), and the bytes are written with one write(2). Nothing is written
+  /// when any batch is invalid. An empty buffer is errc::invalid_record. Write failures: errc::io_error.
+  sluice::result<append_result> append(std::span<uint8_t> batches, int32_t leader_epoch);
+
+  /// Whole batches starting with the one that contains `offset`, from ONE segment, at most `max_bytes`,
+  /// never a batch whose base offset >= `max_offset` (the high watermark, exclusive). With `min_one_batch`
+  /// (KIP-74: the first partition of a fetch) the first batch is returned whole even if larger than
+  /// max_bytes. offset < log start offset or > LEO: errc::offset_out_of_range; offset == LEO: empty result.
+  /// A segment with nothing at/after `offset` passes on to the next one.
+  sluice::result<read_result> read(int64_t offset, int32_t max_bytes, int64_t max_offset, bool min_one_batch);
+
+  int64_t log_start_offset() const { return log_start_offset_; }
+  int64_t log_end_offset() const { return log_end_offset_; }  // next offset to be assigned (LEO)
+  int64_t size_bytes() const;                                  // total bytes of all segments
+  /// Offsets below this are fsynced (the value written to recovery-point-offset-checkpoint).
+  int64_t recovery_point() const { return recovery_point_; }
+  size_t segment_count() const { return segments_.size(); }
+  /// Base offsets of the segments, oldest first.
+  std::vector<int64_t> segment_base_offsets() const;
+  const log_config& config() const { return config_; }
+  /// Replaces the topic-level settings (a topic config change); takes effect from the next append.
+  void update_config(const log_config& config) { config_ = config; }
+
+  /// Recovery point and log start offset as last published by the owning strand; the one pair of values
+  /// that may be read from another thread (the log_manager's checkpoint writer).
+  log_recovery_state checkpoint_state() const {
+    return {published_recovery_point_.load(std::memory_order_acquire),
+            published_log_start_offset_.load(std::memory_order_acquire)};
+  }
+
+  /// fsyncs the active segment and its indexes; the recovery point becomes the LEO.
+  sluice::result<void> flush();
+  /// Flushes and closes every file. Further calls other than the accessors are not allowed.
+  void close();
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // ---- part B: time index, retention, DeleteRecords, flush policy ----------------------------------
+
+  /// KIP-79 ListOffsets by timestamp: the first offset whose record timestamp >= `timestamp_ms` (a
+  /// compressed batch answers with its base offset: we do not decompress), or -1 when no record is that
+  /// late. Only offsets >= the log start offset are considered.
+  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp_ms);
+
+  struct timestamp_and_offset {
+    int64_t timestamp = -1;
+    int64_t offset = -1;
+  };
+  /// KIP-734 ListOffsets MAX_TIMESTAMP (-3): the largest batch max timestamp and the last offset of the
+  /// batch carrying it (first such batch), or {-1, -1} for an empty log.
+  sluice::result<timestamp_and_offset> max_timestamp_and_offset();
+
+  /// Retention (Kafka's deleteOldSegments): deletes whole non-active segments, oldest first, while either
+  /// the segment's max timestamp is older than now - `retention_ms` (-1: no time limit), or the log is
+  /// larger than `retention_bytes` by at least that segment's size (-1: no size limit). The log start
+  /// offset moves to the base offset of the first remaining segment. Only segments wholly below
+  /// `high_watermark` are deleted (Kafka: never delete what followers or consumers have not seen; pass the
+  /// HW). Returns the number deleted.
+  sluice::result<int> delete_old_segments(int64_t retention_ms, int64_t retention_bytes,
+                                          int64_t high_watermark = INT64_MAX);
+
+  /// DeleteRecords (KIP-107): moves the log start offset to `offset` (ignored if not greater) and deletes
+  /// the segments wholly below it. `offset` > LEO: errc::offset_out_of_range. Returns the new log start.
+  sluice::result<int64_t> delete_records_before(int64_t offset);
+
+  /// Flush policy (flush.messages / flush.ms): fsyncs when enough records or time have accumulated since
+  /// the last flush. Call after one or more appends (a group commit: one fsync for several). Returns
+  /// whether it flushed.
+  sluice::result<bool> flush_if_needed();
+
+  /// Removes every batch with offset >= `offset` (whole batches; for replica truncation, KIP-101).
+  sluice::result<void> truncate_to(int64_t offset);
+
+ private:
+  log(std::filesystem::path dir, log_config config, sluice::clock& clock);
+  sluice::result<void> load(log_recovery_state state);
+  segment& active() { return *segments_.rbegin()->second; }
+  bool should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_t max_timestamp) const;
+  sluice::result<void> roll();
+  sluice::result<void> delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it);
+
+  std::filesystem::path dir_;
+  log_config config_;
+  sluice::clock& clock_;
+  std::map<int64_t, std::unique_ptr<segment>> segments_;
+  int64_t log_start_offset_ = 0;
+  int64_t log_end_offset_ = 0;
+  int64_t recovery_point_ = 0;
+  int64_t unflushed_records_ = 0;
+  int64_t last_flush_ms_ = 0;
+  bool closed_ = false;
+  std::atomic<int64_t> published_recovery_point_{0};
+  std::atomic<int64_t> published_log_start_offset_{0};
+  void publish() {
+    published_recovery_point_.store(recovery_point_, std::memory_order_release);
+    published_log_start_offset_.store(log_start_offset_, std::memory_order_release);
+  }
+};
+
+}  // namespace sluice::storage

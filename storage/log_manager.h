@@ -1,0 +1,85 @@
+#pragma once
+// All partition logs of this broker across its log dirs (Kafka's LogManager). Directory names are
+// "<topic>-<partition>", split at the LAST '-' (topic names may contain '-'). Each log dir also holds the
+// two offset checkpoint files (see offset_checkpoint.h).
+//
+// Threading: the map of logs is guarded by a mutex, so create/get/remove/partitions may be called from any
+// thread. The logs themselves are NOT thread-safe: each belongs to its partition's strand. flush_all() and
+// close_all() touch every log, so call them only when no strand is using the logs (shutdown); a running
+// broker flushes through each partition's strand and calls write_checkpoints(), which reads only each
+// log's published checkpoint_state().
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "storage/log.h"
+#include "storage/offset_checkpoint.h"
+
+namespace sluice::storage {
+
+class log_manager {
+ public:
+  /// `log_dirs`: log.dirs (at least one). `default_config`: the config of logs found by load().
+  log_manager(std::vector<std::filesystem::path> log_dirs, log_config default_config, sluice::clock& clock);
+  ~log_manager();
+  log_manager(const log_manager&) = delete;
+  log_manager& operator=(const log_manager&) = delete;
+
+  /// Creates missing log dirs and opens every "<topic>-<partition>" directory in them, recovering from the
+  /// recovery points of recovery-point-offset-checkpoint. Deletes leftover "*-delete" directories; skips
+  /// other entries. The same partition in two log dirs: errc::already_exists. I/O: errc::io_error.
+  sluice::result<void> load();
+
+  /// Creates the log of a new partition in the log dir holding the fewest partitions, or returns the
+  /// existing one (Kafka's getOrCreateLog). Topic names follow Kafka's rule: 1..249 characters of
+  /// [a-zA-Z0-9._-], not "." or ".."; partition >= 0; else errc::invalid_argument.
+  sluice::result<log*> create(const std::string& topic, int32_t partition, log_config config);
+
+  /// The log of a partition, or nullptr.
+  log* get(const std::string& topic, int32_t partition) const;
+
+  /// Closes the log and deletes its directory: renamed to "<topic>-<partition>.<32 hex>-delete" first (so a
+  /// crash mid-delete never leaves a half directory that loads), then removed. errc::not_found if absent.
+  /// The caller makes sure no strand still uses the log.
+  sluice::result<void> remove(const std::string& topic, int32_t partition);
+
+  /// Every partition with a log, sorted.
+  std::vector<std::pair<std::string, int32_t>> partitions() const;
+
+  /// Flushes every log, then writes the checkpoints. See the threading note above.
+  sluice::result<void> flush_all();
+  /// Flushes and closes every log, writes the checkpoints (a clean shutdown: the next load rescans only
+  /// past each recovery point) and forgets the logs.
+  void close_all();
+  /// Writes recovery-point-offset-checkpoint and log-start-offset-checkpoint in every log dir from each
+  /// log's published checkpoint_state(). Safe while strands run.
+  sluice::result<void> write_checkpoints();
+
+  const std::vector<std::filesystem::path>& log_dirs() const { return log_dirs_; }
+  const log_config& default_config() const { return default_config_; }
+
+  /// "<topic>-<partition>" -> (topic, partition), splitting at the last '-'; nullopt if not of that form.
+  static std::optional<topic_partition> parse_partition_dir(const std::string& name);
+
+ private:
+  struct entry {
+    std::unique_ptr<storage::log> partition_log;
+    size_t dir_index = 0;
+  };
+  sluice::result<void> write_checkpoints_locked();
+
+  std::vector<std::filesystem::path> log_dirs_;
+  log_config default_config_;
+  sluice::clock& clock_;
+  mutable std::mutex mutex_;
+  std::map<topic_partition, entry> logs_;
+};
+
+}  // namespace sluice::storage

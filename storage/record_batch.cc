@@ -1,0 +1,300 @@
+#include "storage/record_batch.h"
+
+#include <string>
+
+#include "storage/byte_order.h"
+#include "storage/crc32c.h"
+#include "storage/errc.h"
+
+namespace sluice::storage {
+
+using detail::load_be;
+using detail::store_be;
+
+record_batch_header decode_record_batch_header(const uint8_t* p) {
+  record_batch_header h;
+  h.base_offset = load_be<int64_t>(p + batch_field::base_offset);
+  h.batch_length = load_be<int32_t>(p + batch_field::batch_length);
+  h.partition_leader_epoch = load_be<int32_t>(p + batch_field::partition_leader_epoch);
+  h.magic = static_cast<int8_t>(p[batch_field::magic]);
+  h.crc = load_be<uint32_t>(p + batch_field::crc);
+  h.attributes = load_be<int16_t>(p + batch_field::attributes);
+  h.last_offset_delta = load_be<int32_t>(p + batch_field::last_offset_delta);
+  h.base_timestamp = load_be<int64_t>(p + batch_field::base_timestamp);
+  h.max_timestamp = load_be<int64_t>(p + batch_field::max_timestamp);
+  h.producer_id = load_be<int64_t>(p + batch_field::producer_id);
+  h.producer_epoch = load_be<int16_t>(p + batch_field::producer_epoch);
+  h.base_sequence = load_be<int32_t>(p + batch_field::base_sequence);
+  h.records_count = load_be<int32_t>(p + batch_field::records_count);
+  return h;
+}
+
+sluice::result<record_batch_header> parse_record_batch_header(std::span<const uint8_t> bytes) {
+  if (bytes.size() < static_cast<size_t>(log_overhead)) {
+    return make_error(errc::corrupt_message,
+                      "record batch truncated: " + std::to_string(bytes.size()) + " bytes, need 12");
+  }
+  const int32_t batch_length = load_be<int32_t>(bytes.data() + batch_field::batch_length);
+  if (bytes.size() <= static_cast<size_t>(batch_field::magic) || batch_length < 5) {
+    return make_error(errc::corrupt_message, "record batch truncated before its magic byte");
+  }
+  const int8_t magic = static_cast<int8_t>(bytes[batch_field::magic]);
+  if (magic != record_batch_magic_v2) {
+    return make_error(errc::unsupported_magic, "record batch magic " + std::to_string(magic) + ", only 2 supported");
+  }
+  if (batch_length < record_batch_header_size - log_overhead) {
+    return make_error(errc::corrupt_message,
+                      "record batch length " + std::to_string(batch_length) + " below the v2 header size");
+  }
+  const int64_t size = int64_t{batch_length} + log_overhead;
+  if (static_cast<int64_t>(bytes.size()) < size) {
+    return make_error(errc::corrupt_message, "record batch of " + std::to_string(size) + " bytes truncated at " +
+                                                 std::to_string(bytes.size()));
+  }
+  return decode_record_batch_header(bytes.data());
+}
+
+uint32_t compute_record_batch_crc(std::span<const uint8_t> batch) {
+  return crc32c(batch.subspan(batch_field::attributes));
+}
+
+sluice::result<record_batch_header> validate_record_batch(std::span<const uint8_t> bytes) {
+  auto h = parse_record_batch_header(bytes);
+  if (!h) return h;
+  const uint32_t actual = compute_record_batch_crc(bytes.first(static_cast<size_t>(h->size_bytes())));
+  if (actual != h->crc) {
+    return make_error(errc::corrupt_message, "record batch at base offset " + std::to_string(h->base_offset) +
+                                                 ": CRC32C mismatch (stored " + std::to_string(h->crc) +
+                                                 ", computed " + std::to_string(actual) + ")");
+  }
+  return h;
+}
+
+void set_base_offset(std::span<uint8_t> batch, int64_t base_offset) {
+  store_be<int64_t>(batch.data() + batch_field::base_offset, base_offset);
+}
+
+void set_partition_leader_epoch(std::span<uint8_t> batch, int32_t leader_epoch) {
+  store_be<int32_t>(batch.data() + batch_field::partition_leader_epoch, leader_epoch);
+}
+
+void recompute_crc(std::span<uint8_t> batch) {
+  store_be<uint32_t>(batch.data() + batch_field::crc, compute_record_batch_crc(batch));
+}
+
+void set_log_append_time(std::span<uint8_t> batch, int64_t timestamp_ms) {
+  int16_t attributes = load_be<int16_t>(batch.data() + batch_field::attributes);
+  attributes = static_cast<int16_t>(attributes | batch_attribute::timestamp_type_bit);
+  store_be<int16_t>(batch.data() + batch_field::attributes, attributes);
+  store_be<int64_t>(batch.data() + batch_field::max_timestamp, timestamp_ms);
+  recompute_crc(batch);
+}
+
+// ---- varints (zig-zag, protobuf style) ----------------------------------------------------------------
+
+namespace {
+
+void put_varlong(std::vector<uint8_t>& out, int64_t value) {
+  uint64_t v = (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63);
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+void put_varint(std::vector<uint8_t>& out, int32_t value) { put_varlong(out, value); }
+
+void put_bytes(std::vector<uint8_t>& out, std::optional<std::string_view> bytes) {
+  if (!bytes) {
+    put_varint(out, -1);
+    return;
+  }
+  put_varint(out, static_cast<int32_t>(bytes->size()));
+  out.insert(out.end(), bytes->begin(), bytes->end());
+}
+
+// Bounds-checked reader over one record's bytes.
+struct varint_reader {
+  std::span<const uint8_t> buf;
+  size_t pos = 0;
+  bool ok = true;
+
+  int64_t varlong(int max_bytes = 10) {
+    uint64_t v = 0;
+    for (int i = 0; i < max_bytes; ++i) {
+      if (pos >= buf.size()) break;
+      const uint8_t b = buf[pos++];
+      v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+      if ((b & 0x80) == 0) return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+    }
+    ok = false;
+    return 0;
+  }
+  int32_t varint() {
+    const int64_t v = varlong(5);
+    if (v < INT32_MIN || v > INT32_MAX) ok = false;
+    return static_cast<int32_t>(v);
+  }
+  int8_t int8() {
+    if (pos >= buf.size()) {
+      ok = false;
+      return 0;
+    }
+    return static_cast<int8_t>(buf[pos++]);
+  }
+  // A length-prefixed byte string; -1 is null, other negatives are malformed.
+  std::optional<std::string_view> bytes(bool nullable) {
+    const int32_t n = varint();
+    if (!ok) return std::nullopt;
+    if (n == -1 && nullable) return std::nullopt;
+    if (n < 0 || static_cast<size_t>(n) > buf.size() - pos) {
+      ok = false;
+      return std::nullopt;
+    }
+    std::string_view s(reinterpret_cast<const char*>(buf.data() + pos), static_cast<size_t>(n));
+    pos += static_cast<size_t>(n);
+    return s;
+  }
+};
+
+}  // namespace
+
+// ---- record_iterator ----------------------------------------------------------------------------------
+
+sluice::result<record_iterator> record_iterator::open(std::span<const uint8_t> batch) {
+  auto h = parse_record_batch_header(batch);
+  if (!h) return h.err();
+  if (h->compression() != compression_codec::none) {
+    return make_error(errc::invalid_argument, "record_iterator reads uncompressed batches only (codec " +
+                                                  std::to_string(static_cast<int>(h->compression())) + ")");
+  }
+  const auto records = batch.subspan(record_batch_header_size,
+                                     static_cast<size_t>(h->size_bytes()) - record_batch_header_size);
+  return record_iterator(*h, records);
+}
+
+bool record_iterator::fail(const char* what) {
+  error_ = make_error(errc::invalid_record, "record " + std::to_string(index_) + " of batch at base offset " +
+                                                std::to_string(header_.base_offset) + ": " + what);
+  return false;
+}
+
+bool record_iterator::next(record_view& out) {
+  if (error_) return false;
+  if (index_ >= header_.records_count) {
+    if (pos_ != records_.size()) return fail("bytes left after the last record");
+    return false;
+  }
+  if (pos_ >= records_.size()) return fail("batch ends before recordsCount records");
+  varint_reader outer{records_.subspan(pos_)};
+  const int32_t length = outer.varint();
+  if (!outer.ok || length < 0 || static_cast<size_t>(length) > outer.buf.size() - outer.pos) {
+    return fail("bad record length");
+  }
+  varint_reader r{outer.buf.subspan(outer.pos, static_cast<size_t>(length))};
+  r.int8();  // record attributes: unused in v2
+  const int64_t timestamp_delta = r.varlong();
+  const int32_t offset_delta = r.varint();
+  auto key = r.bytes(true);
+  auto value = r.bytes(true);
+  const int32_t header_count = r.varint();
+  if (!r.ok || header_count < 0 || static_cast<size_t>(header_count) > r.buf.size() - r.pos) {
+    return fail("malformed record fields");
+  }
+  out.headers.clear();
+  for (int32_t i = 0; i < header_count; ++i) {
+    auto hkey = r.bytes(false);
+    auto hvalue = r.bytes(true);
+    if (!r.ok) return fail("malformed record header");
+    out.headers.push_back(record_header{*hkey, hvalue});
+  }
+  if (r.pos != r.buf.size()) return fail("record length does not match its fields");
+  out.offset = header_.base_offset + offset_delta;
+  out.timestamp = header_.ts_type() == timestamp_type::log_append_time ? header_.max_timestamp
+                                                                       : header_.base_timestamp + timestamp_delta;
+  out.key = key;
+  out.value = value;
+  pos_ += outer.pos + static_cast<size_t>(length);
+  ++index_;
+  return true;
+}
+
+// ---- record_batch_builder -----------------------------------------------------------------------------
+
+record_batch_builder& record_batch_builder::set_base_offset(int64_t base_offset) {
+  base_offset_ = base_offset;
+  return *this;
+}
+record_batch_builder& record_batch_builder::set_partition_leader_epoch(int32_t leader_epoch) {
+  partition_leader_epoch_ = leader_epoch;
+  return *this;
+}
+record_batch_builder& record_batch_builder::set_producer(int64_t producer_id, int16_t producer_epoch,
+                                                         int32_t base_sequence) {
+  producer_id_ = producer_id;
+  producer_epoch_ = producer_epoch;
+  base_sequence_ = base_sequence;
+  return *this;
+}
+record_batch_builder& record_batch_builder::set_timestamp_type(timestamp_type type) {
+  if (type == timestamp_type::log_append_time) {
+    attributes_ = static_cast<int16_t>(attributes_ | batch_attribute::timestamp_type_bit);
+  } else {
+    attributes_ = static_cast<int16_t>(attributes_ & ~batch_attribute::timestamp_type_bit);
+  }
+  return *this;
+}
+record_batch_builder& record_batch_builder::set_transactional() {
+  attributes_ = static_cast<int16_t>(attributes_ | batch_attribute::transactional_bit);
+  return *this;
+}
+record_batch_builder& record_batch_builder::set_control() {
+  attributes_ = static_cast<int16_t>(attributes_ | batch_attribute::control_bit);
+  return *this;
+}
+
+record_batch_builder& record_batch_builder::add(std::optional<std::string_view> key,
+                                                std::optional<std::string_view> value, int64_t timestamp_ms,
+                                                std::span<const record_header> headers) {
+  if (count_ == 0) base_timestamp_ = timestamp_ms;
+  if (timestamp_ms > max_timestamp_) max_timestamp_ = timestamp_ms;
+  std::vector<uint8_t> body;
+  body.reserve(16 + (key ? key->size() : 0) + (value ? value->size() : 0));
+  body.push_back(0);  // attributes
+  put_varlong(body, timestamp_ms - base_timestamp_);
+  put_varint(body, count_);
+  put_bytes(body, key);
+  put_bytes(body, value);
+  put_varint(body, static_cast<int32_t>(headers.size()));
+  for (const auto& h : headers) {
+    put_bytes(body, h.key);
+    put_bytes(body, h.value);
+  }
+  put_varint(records_, static_cast<int32_t>(body.size()));
+  records_.insert(records_.end(), body.begin(), body.end());
+  ++count_;
+  return *this;
+}
+
+std::vector<uint8_t> record_batch_builder::build() const {
+  std::vector<uint8_t> out(size_bytes());
+  uint8_t* p = out.data();
+  store_be<int64_t>(p + batch_field::base_offset, base_offset_);
+  store_be<int32_t>(p + batch_field::batch_length, static_cast<int32_t>(out.size() - log_overhead));
+  store_be<int32_t>(p + batch_field::partition_leader_epoch, partition_leader_epoch_);
+  p[batch_field::magic] = static_cast<uint8_t>(record_batch_magic_v2);
+  store_be<int16_t>(p + batch_field::attributes, attributes_);
+  store_be<int32_t>(p + batch_field::last_offset_delta, count_ > 0 ? count_ - 1 : 0);
+  store_be<int64_t>(p + batch_field::base_timestamp, base_timestamp_);
+  store_be<int64_t>(p + batch_field::max_timestamp, max_timestamp_);
+  store_be<int64_t>(p + batch_field::producer_id, producer_id_);
+  store_be<int16_t>(p + batch_field::producer_epoch, producer_epoch_);
+  store_be<int32_t>(p + batch_field::base_sequence, base_sequence_);
+  store_be<int32_t>(p + batch_field::records_count, count_);
+  std::copy(records_.begin(), records_.end(), out.begin() + record_batch_header_size);
+  recompute_crc(out);
+  return out;
+}
+
+}  // namespace sluice::storage

@@ -1,0 +1,132 @@
+#pragma once
+// One log segment: "<20-digit base offset>.log" holding whole v2 batches back to back, plus its sparse
+// ".index" (offset -> position) and ".timeindex" (timestamp -> offset). Appends go through write(2) at the
+// end of the file; reads hand out file_regions that stay valid while anyone holds them, even after the
+// segment is deleted (the fd is shared). Not thread-safe: owned by the partition's log, on its strand.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "base/file_region.h"
+#include "base/result.h"
+#include "storage/offset_index.h"
+#include "storage/record_batch.h"
+#include "storage/time_index.h"
+
+namespace sluice::storage {
+
+/// Whole batches of one partition as a byte range of a segment file (see log::read).
+struct read_result {
+  sluice::file_region region;  // whole batches; empty (size 0, no file) when nothing to return
+  int64_t first_offset = -1;   // base offset of the first returned batch, or -1
+};
+
+/// A batch header and where the batch starts in its .log file.
+struct batch_position {
+  record_batch_header header;
+  int64_t position = 0;
+};
+
+class segment {
+ public:
+  /// Creates empty files for a new segment at `base_offset` (existing files of that name are truncated).
+  static sluice::result<std::unique_ptr<segment>> create(const std::filesystem::path& dir, int64_t base_offset,
+                                                         int32_t index_interval_bytes, int64_t now_ms);
+  /// Opens an existing segment. Neither scans nor validates: call load() or recover() next.
+  static sluice::result<std::unique_ptr<segment>> open(const std::filesystem::path& dir, int64_t base_offset,
+                                                       int32_t index_interval_bytes, int64_t now_ms);
+
+  /// Full recovery (Kafka's LogSegment.recover): reads every batch from `from_position` (a batch start; 0 =
+  /// whole file) checking size fields, magic, CRC32C and increasing offsets; cuts the file at the first
+  /// invalid byte; rebuilds both indexes from that point. Returns the number of bytes cut off.
+  sluice::result<int64_t> recover(int64_t from_position = 0);
+
+  /// Recovery from the first batch containing offsets >= `offset` (the recovery point): data before it is
+  /// trusted (was fsynced), indexes are cut there and rebuilt by the scan.
+  sluice::result<int64_t> recover_from_offset(int64_t offset);
+
+  /// Cheap load of a segment trusted to be whole (flushed): rebuilds the indexes when missing or invalid
+  /// (full recover()), else reads batch headers from the last index entry to the end, adding any index
+  /// entries that are missing, to learn next_offset() and max_timestamp().
+  sluice::result<void> load(bool index_files_existed);
+
+  /// Appends whole batches, already validated and carrying their final offsets (base offsets increasing
+  /// from next_offset()). Adds index entries every index.interval.bytes. On a failed write the file is cut
+  /// back to its previous size and errc::io_error returned.
+  sluice::result<void> append(std::span<const uint8_t> batches);
+
+  /// The first batch whose last offset >= `offset` (the one containing it, or the next), or nullopt.
+  sluice::result<std::optional<batch_position>> find_batch(int64_t offset) const;
+
+  /// Whole batches from the one containing `offset` (see log::read for the limits). nullopt when this
+  /// segment holds nothing at or after `offset`.
+  sluice::result<std::optional<read_result>> read(int64_t offset, int32_t max_bytes, int64_t max_offset,
+                                                  bool min_one_batch) const;
+
+  /// Records whose timestamp >= `timestamp`: the first such batch's position (KIP-33 lookup). nullopt when
+  /// no batch of this segment has a max timestamp >= `timestamp`.
+  sluice::result<std::optional<batch_position>> find_batch_by_timestamp(int64_t timestamp) const;
+
+  /// The first offset >= `starting_offset` whose record timestamp >= `timestamp` (Kafka's
+  /// LogSegment.findOffsetByTimestamp), or -1. Compressed batches answer with their first offset
+  /// >= starting_offset (not decompressed); LogAppendTime batches use the batch max timestamp.
+  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp, int64_t starting_offset) const;
+
+  /// Cuts the segment so that it ends before the batch containing `offset` (whole batches only).
+  sluice::result<void> truncate_to(int64_t offset);
+
+  /// Called when a newer segment takes over: writes the final time index entry and fsyncs everything.
+  sluice::result<void> on_become_inactive();
+
+  sluice::result<void> flush();
+  void close();
+  /// Closes and unlinks the three files. Open file_regions keep the log bytes readable.
+  sluice::result<void> remove_files();
+
+  int64_t base_offset() const { return base_offset_; }
+  int64_t size_bytes() const { return size_; }
+  /// Last offset + 1, or base_offset() when empty. Valid after load()/recover().
+  int64_t next_offset() const { return next_offset_; }
+  /// Largest batch max timestamp in the segment, -1 when empty (Kafka's largestTimestamp).
+  int64_t max_timestamp() const { return max_timestamp_; }
+  /// Age of the segment for segment.ms (Kafka's LogSegment.timeWaitedForRoll): the incoming batches' max
+  /// timestamp minus the first batch's max timestamp when the segment has one (record time against record
+  /// time), else wall time since the segment was created or opened.
+  int64_t time_waited_for_roll(int64_t now_ms, int64_t incoming_max_timestamp) const {
+    if (first_batch_timestamp_ >= 0) return incoming_max_timestamp - first_batch_timestamp_;
+    return now_ms - created_ms_;
+  }
+  bool empty() const { return size_ == 0; }
+  const offset_index& index() const { return offset_index_; }
+  const time_index& timeindex() const { return time_index_; }
+  std::filesystem::path log_path() const;
+
+ private:
+  segment() = default;
+  static sluice::result<std::unique_ptr<segment>> open_files(const std::filesystem::path& dir, int64_t base_offset,
+                                                             int32_t index_interval_bytes, int64_t now_ms,
+                                                             bool truncate);
+  sluice::result<void> pread_exact(uint8_t* buf, size_t n, int64_t position) const;
+  sluice::result<record_batch_header> read_header(int64_t position) const;
+  // Bookkeeping for one batch written at `position`: index entries, next offset, timestamps.
+  sluice::result<void> account_batch(const record_batch_header& h, int64_t position);
+  sluice::result<void> truncate_file(int64_t size);
+
+  std::filesystem::path dir_;
+  int64_t base_offset_ = 0;
+  int32_t index_interval_bytes_ = 4096;
+  std::shared_ptr<file_handle> file_;
+  int64_t size_ = 0;
+  int64_t next_offset_ = 0;
+  int64_t max_timestamp_ = -1;
+  int64_t offset_of_max_timestamp_ = -1;
+  int64_t first_batch_timestamp_ = -1;
+  int64_t created_ms_ = 0;
+  int64_t bytes_since_last_index_entry_ = 0;
+  offset_index offset_index_;
+  time_index time_index_;
+};
+
+}  // namespace sluice::storage

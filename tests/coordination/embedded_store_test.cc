@@ -1,0 +1,73 @@
+#include "coordination/embedded_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace sluice::coordination {
+namespace {
+
+class embedded_store_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sluice-coord-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST(topic_id_text, base64_round_trip_is_22_chars) {
+  for (int i = 0; i < 100; ++i) {
+    auto id = random_topic_id();
+    auto text = to_base64(id);
+    ASSERT_EQ(text.size(), 22u);
+    auto back = topic_id_from_base64(text);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, id);
+  }
+  EXPECT_FALSE(topic_id_from_base64("short").has_value());
+  EXPECT_FALSE(topic_id_from_base64("!!!!!!!!!!!!!!!!!!!!!!").has_value());
+}
+
+TEST_F(embedded_store_test, topics_and_cluster_id_survive_reopen) {
+  std::string cluster;
+  topic_assignment t{"orders", random_topic_id(), {{0}, {0}, {0}}, {{"retention.ms", "1000"}}};
+  {
+    auto store = embedded_store::open(dir_);
+    ASSERT_TRUE(store.ok()) << store.err().message;
+    cluster = (*store)->cluster_id();
+    EXPECT_EQ(cluster.size(), 22u);
+    ASSERT_TRUE((*store)->create_topic(t).ok());
+    auto dup = (*store)->create_topic(t);
+    ASSERT_FALSE(dup.ok());
+    EXPECT_EQ(dup.err().code, static_cast<int>(errc::topic_exists));
+    ASSERT_TRUE((*store)->create_topic({"other", random_topic_id(), {{0}}, {}}).ok());
+    ASSERT_TRUE((*store)->delete_topic("other").ok());
+    ASSERT_TRUE((*store)->add_partitions("orders", {{0}}).ok());
+  }
+  auto store = embedded_store::open(dir_);
+  ASSERT_TRUE(store.ok()) << store.err().message;
+  EXPECT_EQ((*store)->cluster_id(), cluster);
+  auto topics = (*store)->topics();
+  ASSERT_EQ(topics.size(), 1u);
+  EXPECT_EQ(topics[0].name, "orders");
+  EXPECT_EQ(topics[0].id, t.id);
+  EXPECT_EQ(topics[0].partition_count(), 4);
+  EXPECT_EQ(topics[0].configs.at("retention.ms"), "1000");
+  EXPECT_EQ((*store)->delete_topic("nope").err().code, static_cast<int>(errc::unknown_topic));
+}
+
+TEST_F(embedded_store_test, corrupt_file_is_an_error_not_a_silent_reset) {
+  std::filesystem::create_directories(dir_);
+  std::ofstream(dir_ / "__cluster_metadata.json") << "{not json";
+  auto store = embedded_store::open(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.err().code, static_cast<int>(errc::io_error));
+}
+
+}  // namespace
+}  // namespace sluice::coordination

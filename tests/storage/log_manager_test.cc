@@ -1,0 +1,82 @@
+#include "storage/log_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "storage/errc.h"
+#include "test_util.h"
+
+namespace sluice::storage {
+namespace {
+
+using testing::make_batch;
+using testing::temp_dir;
+
+TEST(LogManager, ParsePartitionDir) {
+  using tp = topic_partition;
+  EXPECT_EQ(log_manager::parse_partition_dir("orders-0"), (tp{"orders", 0}));
+  EXPECT_EQ(log_manager::parse_partition_dir("my-topic-12"), (tp{"my-topic", 12}));
+  EXPECT_EQ(log_manager::parse_partition_dir("__consumer_offsets-49"), (tp{"__consumer_offsets", 49}));
+  EXPECT_FALSE(log_manager::parse_partition_dir("lost+found").has_value());
+  EXPECT_FALSE(log_manager::parse_partition_dir("orders-").has_value());
+  EXPECT_FALSE(log_manager::parse_partition_dir("-3").has_value());
+  EXPECT_FALSE(log_manager::parse_partition_dir("orders-x1").has_value());
+}
+
+TEST(LogManager, CreateGetRemoveLoad) {
+  temp_dir tmp;
+  manual_clock clock;
+  const std::vector<std::filesystem::path> dirs{tmp.path() / "d1", tmp.path() / "d2"};
+  {
+    log_manager m(dirs, log_config{}, clock);
+    ASSERT_TRUE(m.load().ok());
+    EXPECT_TRUE(m.partitions().empty());
+    auto a = m.create("my-topic", 0, log_config{});
+    ASSERT_TRUE(a.ok());
+    auto b = m.create("my-topic", 1, log_config{});
+    ASSERT_TRUE(b.ok());
+    auto c = m.create("other", 0, log_config{});
+    ASSERT_TRUE(c.ok());
+    // Fewest partitions first: d1, d2, d1.
+    EXPECT_EQ((*a)->dir(), dirs[0] / "my-topic-0");
+    EXPECT_EQ((*b)->dir(), dirs[1] / "my-topic-1");
+    EXPECT_EQ((*c)->dir(), dirs[0] / "other-0");
+    EXPECT_EQ(*m.create("my-topic", 0, log_config{}), *a);  // get-or-create
+    EXPECT_EQ(m.get("my-topic", 1), *b);
+    EXPECT_EQ(m.get("my-topic", 2), nullptr);
+    EXPECT_EQ(code_of(m.create("bad/name", 0, {}).err()), errc::invalid_argument);
+    EXPECT_EQ(code_of(m.create("t", -1, {}).err()), errc::invalid_argument);
+
+    auto batch = make_batch(3);
+    ASSERT_TRUE((*a)->append(batch, 0).ok());
+    auto batch2 = make_batch(2);
+    ASSERT_TRUE((*c)->append(batch2, 0).ok());
+
+    ASSERT_TRUE(m.remove("other", 0).ok());
+    EXPECT_EQ(m.get("other", 0), nullptr);
+    EXPECT_FALSE(std::filesystem::exists(dirs[0] / "other-0"));
+    EXPECT_EQ(code_of(m.remove("other", 0).err()), errc::not_found);
+    ASSERT_TRUE(m.flush_all().ok());
+  }
+  // Leftovers that load must skip or clean.
+  std::filesystem::create_directories(dirs[1] / "gone-0.0123456789abcdef0123456789abcdef-delete");
+  std::filesystem::create_directories(dirs[1] / "lost+found");
+  {
+    log_manager m(dirs, log_config{}, clock);
+    ASSERT_TRUE(m.load().ok());
+    EXPECT_EQ(m.partitions(), (std::vector<std::pair<std::string, int32_t>>{{"my-topic", 0}, {"my-topic", 1}}));
+    ASSERT_NE(m.get("my-topic", 0), nullptr);
+    EXPECT_EQ(m.get("my-topic", 0)->log_end_offset(), 3);
+    EXPECT_FALSE(std::filesystem::exists(dirs[1] / "gone-0.0123456789abcdef0123456789abcdef-delete"));
+    // Checkpoint files in Kafka's text format.
+    auto cp = read_offset_checkpoint(dirs[0] / recovery_point_checkpoint_file);
+    ASSERT_TRUE(cp.ok());
+    EXPECT_EQ(cp->at({"my-topic", 0}), 3);
+  }
+  // The same partition in two log dirs is refused.
+  std::filesystem::create_directories(dirs[1] / "my-topic-0");
+  log_manager m(dirs, log_config{}, clock);
+  EXPECT_EQ(code_of(m.load().err()), errc::already_exists);
+}
+
+}  // namespace
+}  // namespace sluice::storage

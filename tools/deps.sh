@@ -1,0 +1,30 @@
+# Sourced by run.sh and test.sh: installs the Debian 12 packages Sluice needs that are not installed yet.
+# Nothing is downloaded from anywhere but Debian's package archive.
+SLUICE_PACKAGES=(
+  g++ cmake ninja-build pkg-config python3
+  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
+  libspdlog-dev
+  libgtest-dev librdkafka-dev kcat python3-kafka
+)
+
+sluice_install_deps() {
+  local missing=()
+  for p in "${SLUICE_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing missing Debian packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "Not root and no sudo: install these packages first: ${missing[*]}" >&2; return 1; fi
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+sluice_build() {
+  local dir="$1"; shift
+  cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
+    cmake --build "$dir" -j "$(nproc)"
+}
