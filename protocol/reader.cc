@@ -1,5 +1,6 @@
 #include "protocol/reader.h"
 
+#include <limits>
 #include <string>
 
 namespace sluice::protocol {
@@ -135,6 +136,11 @@ int32_t reader::read_array_length(std::string_view field, bool compact, bool nul
     return 0;
   }
   if (min_element_size == 0) min_element_size = 1;
+  if (n > std::numeric_limits<int32_t>::max()) {
+    pos_ = at;
+    fail(field, "array length " + std::to_string(n) + " is too large");
+    return 0;
+  }
   if (static_cast<uint64_t>(n) > (size_ - pos_) / min_element_size) {
     pos_ = at;
     fail(field, "array of " + std::to_string(n) + " elements cannot fit in the " + std::to_string(size_ - pos_) +

@@ -123,6 +123,14 @@ class reader {
   /// when `nullable`, otherwise null is an error. Fails when count * `min_element_size` exceeds
   /// remaining(), so that a caller may reserve(count) safely.
   int32_t read_array_length(std::string_view field, bool compact, bool nullable, size_t min_element_size = 1);
+  /// How many elements of `element_bytes` bytes (in memory) a decoder may reserve for an array of `count`
+  /// elements: never more memory than the bytes remaining in the frame (plus one element). The vector
+  /// still grows past this as elements are actually decoded.
+  size_t reserve_count(int32_t count, size_t element_bytes) const {
+    size_t cap = remaining() / (element_bytes == 0 ? 1 : element_bytes) + 1;
+    size_t n = count < 0 ? 0 : static_cast<size_t>(count);
+    return n < cap ? n : cap;
+  }
   int32_t read_array_length(std::string_view field) { return read_array_length(field, false, true); }
   int32_t read_compact_array_length(std::string_view field) { return read_array_length(field, true, true); }
 

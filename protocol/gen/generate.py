@@ -287,7 +287,7 @@ class MessageGen:
             else:
                 out.append(ind + "  auto& v = %s;" % m)
                 out.append(ind + "  v.clear();")
-            out.append(inner + "v.reserve(static_cast<size_t>(n));")
+            out.append(inner + "v.reserve(r.reserve_count(n, sizeof(v[0])));")
             if k == "struct":
                 body = "v.emplace_back().decode(r, version);"
             else:

@@ -172,3 +172,25 @@ TEST(uuid, text_round_trip) {
 
 }  // namespace
 }  // namespace sluice::protocol
+
+namespace sluice::protocol {
+namespace {
+
+TEST(reader, reserve_is_bounded_by_remaining_bytes) {
+  // ProduceRequest v3 claiming 1000 topics with exactly 1000 bytes left: the count passes the
+  // per-element check (1 byte each) but the reservation stays within the remaining bytes.
+  std::vector<uint8_t> p = {0xff, 0xff, 0x00, 0x01, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x03, 0xe8};
+  p.resize(p.size() + 1000, 0);
+  p[12] = 0x7f;  // the first topic name claims 32767 bytes: decoding stops at the first element
+  p[13] = 0xff;
+  reader r(p);
+  produce_request req;
+  req.decode(r, 3);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error_field(), "topic_produce_data.name");
+  EXPECT_LE(req.topic_data.capacity() * sizeof(produce_request::topic_produce_data),
+            1000 + sizeof(produce_request::topic_produce_data));
+}
+
+}  // namespace
+}  // namespace sluice::protocol

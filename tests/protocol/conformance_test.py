@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Checks protocol/defs against Apache Kafka's message JSON and error table (facts: names, keys, types,
+version ranges, nullable and tagged versions, tags, defaults). Exits 77 (skipped) when the reference
+folder is absent, as it is in a user's checkout."""
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "protocol", "gen"))
+import defs as D  # noqa: E402
+
+SKIP = 77
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        lines = [l for l in f.read().splitlines() if not l.lstrip().startswith("//")]
+    return json.loads("\n".join(lines))
+
+
+def norm_default(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def compare_fields(ours, theirs, where, errors):
+    names_ours = [f.name for f in ours]
+    names_theirs = [f["name"] for f in theirs]
+    if names_ours != names_theirs:
+        errors.append("%s: fields %s != reference %s" % (where, names_ours, names_theirs))
+        return
+    for f, j in zip(ours, theirs):
+        w = "%s.%s" % (where, f.name)
+        checks = [
+            ("type", f.type, j["type"]),
+            ("versions", f.versions, D.Range(j["versions"])),
+            ("nullable", f.nullable, D.Range(j.get("nullableVersions", "none"))),
+            ("tag", f.tag, j.get("tag")),
+            ("default", f.default, norm_default(j.get("default"))),
+        ]
+        if "tag" in j:
+            checks.append(("tagged", f.tagged, D.Range(j.get("taggedVersions", j["versions"]))))
+        for what, a, b in checks:
+            if a != b:
+                errors.append("%s: %s %r != reference %r" % (w, what, a, b))
+        compare_fields(f.fields, j.get("fields", []), w, errors)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--defs", required=True)
+    ap.add_argument("--reference", required=True)
+    ap.add_argument("--errors")
+    a = ap.parse_args()
+    if not os.path.isdir(a.reference):
+        print("SKIPPED: no reference at %s" % a.reference)
+        return SKIP
+
+    errors, checked = [], 0
+    for fn in sorted(os.listdir(a.defs)):
+        if not fn.endswith(".def") or fn in ("errors.def", "api_keys.def"):
+            continue
+        messages, commons = D.parse_file(os.path.join(a.defs, fn))
+        for m in messages:
+            path = os.path.join(a.reference, m.name + ".json")
+            if not os.path.exists(path):
+                errors.append("%s: %s has no reference file" % (fn, m.name))
+                continue
+            j = load_json(path)
+            checked += 1
+            for what, ours, theirs in [("kind", m.kind, j["type"]), ("key", m.key, j.get("apiKey")),
+                                       ("versions", m.versions, D.Range(j["validVersions"])),
+                                       ("flexible", m.flexible, D.Range(j.get("flexibleVersions", "none")))]:
+                if ours != theirs:
+                    errors.append("%s: %s %r != reference %r" % (m.name, what, ours, theirs))
+            compare_fields(m.fields, j["fields"], m.name, errors)
+            ref_commons = {c["name"]: c for c in j.get("commonStructs", [])}
+            for name, c in ref_commons.items():
+                if name not in commons:
+                    errors.append("%s: shared struct %s missing" % (m.name, name))
+                else:
+                    compare_fields(commons[name].fields, c["fields"], "%s/%s" % (m.name, name), errors)
+
+    keys = dict(D.parse_table(os.path.join(a.defs, "api_keys.def")))
+    for fn in os.listdir(a.reference):
+        if fn.endswith("Request.json"):
+            j = load_json(os.path.join(a.reference, fn))
+            if keys.get(j["apiKey"]) != j["name"][: -len("Request")]:
+                errors.append("api_keys.def: key %d is %r, reference %r" % (j["apiKey"], keys.get(j["apiKey"]), j["name"]))
+
+    if a.errors and os.path.exists(a.errors):
+        ours = dict(D.parse_table(os.path.join(a.defs, "errors.def")))
+        with open(a.errors, encoding="utf-8") as f:
+            for line in f:
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) >= 2 and cols[0].lstrip("-").isdigit():
+                    if ours.get(int(cols[0])) != cols[1]:
+                        errors.append("errors.def: code %s is %r, reference %r" % (cols[0], ours.get(int(cols[0])), cols[1]))
+
+    for e in errors:
+        print("MISMATCH", e)
+    print("%d messages checked, %d mismatches" % (checked, len(errors)))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
