@@ -273,6 +273,32 @@ TEST_F(BrokerTest, CompressedBatchesRoundTrip) {
   }
 }
 
+// KIP-74: Fetch returns at least the first whole batch even when it is larger than the fetch limits.
+TEST_F(BrokerTest, BatchLargerThanFetchMaxBytesIsStillReturned) {
+  const std::string topic = "large";
+  create_topic(topic, 1);
+  producer p(broker_->bootstrap(), {{"acks", "all"}, {"linger.ms", "0"}});
+  std::string big(600000, 'L');
+  for (size_t i = 0; i < 3; ++i) {
+    big[0] = static_cast<char>('0' + i);
+    p.produce(topic, 0, i, key_for(i), big, headers_for(i));
+    ASSERT_TRUE(p.flush(20s));  // one batch per record
+  }
+  ASSERT_EQ(p.acked(), 3u);
+  auto got = consume_all(broker_->bootstrap(), topic, 1, 3, 30s, RD_KAFKA_OFFSET_BEGINNING,
+                         {{"message.max.bytes", "1000"}, {"fetch.max.bytes", "1024"}, {"max.partition.fetch.bytes", "1024"},
+                          {"receive.message.max.bytes", "2000000"}});
+  EXPECT_TRUE(got.errors.empty()) << got.errors.front();
+  ASSERT_EQ(got.by_partition[0].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    big[0] = static_cast<char>('0' + i);
+    EXPECT_EQ(got.by_partition[0][i].offset, static_cast<int64_t>(i));
+    EXPECT_EQ(got.by_partition[0][i].key, key_for(i));
+    EXPECT_TRUE(got.by_partition[0][i].value == big) << "value of record " << i;
+    EXPECT_EQ(got.by_partition[0][i].headers, headers_for(i));
+  }
+}
+
 class SmallMessageMaxTest : public BrokerTest {
   std::map<std::string, std::string> overrides() override {
     auto o = BrokerTest::overrides();

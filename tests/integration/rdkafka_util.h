@@ -248,10 +248,12 @@ struct consumed {
 // everything else is recorded in `errors`.
 inline consumed consume_all(const std::string& bootstrap, const std::string& topic, int partitions,
                             size_t expected, std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                            int64_t start_offset = RD_KAFKA_OFFSET_BEGINNING) {
-  rd_kafka_conf_t* conf = make_conf(bootstrap, {{"enable.partition.eof", "true"},
-                                                {"fetch.wait.max.ms", "100"},
-                                                {"check.crcs", "true"}});
+                            int64_t start_offset = RD_KAFKA_OFFSET_BEGINNING,
+                            std::vector<std::pair<std::string, std::string>> extra_conf = {}) {
+  std::vector<std::pair<std::string, std::string>> conf_kv{
+      {"enable.partition.eof", "true"}, {"fetch.wait.max.ms", "100"}, {"check.crcs", "true"}};
+  conf_kv.insert(conf_kv.end(), extra_conf.begin(), extra_conf.end());
+  rd_kafka_conf_t* conf = make_conf(bootstrap, conf_kv);
   rk_ptr rk = make_client(RD_KAFKA_CONSUMER, conf);
   rd_kafka_topic_conf_t* tconf = rd_kafka_topic_conf_new();
   char errstr[256];
