@@ -15,8 +15,10 @@ error_code from_storage(const error& e) {
     case storage::errc::unsupported_magic: return error_code::unsupported_for_message_format;
     case storage::errc::invalid_record: return error_code::invalid_record;
     case storage::errc::offset_out_of_range: return error_code::offset_out_of_range;
-    case storage::errc::log_closed: return error_code::not_leader_or_follower;
     case storage::errc::io_error: return error_code::kafka_storage_error;
+    case storage::errc::invalid_argument: return error_code::invalid_request;
+    case storage::errc::not_found: return error_code::unknown_topic_or_partition;
+    case storage::errc::already_exists: return error_code::kafka_storage_error;
   }
   return error_code::unknown_server_error;
 }

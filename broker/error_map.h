@@ -16,8 +16,9 @@ struct kafka_error {
 
 /// storage::errc -> Kafka: corrupt_message -> CORRUPT_MESSAGE, record_too_large -> MESSAGE_TOO_LARGE,
 /// unsupported_magic -> UNSUPPORTED_FOR_MESSAGE_FORMAT, invalid_record -> INVALID_RECORD,
-/// offset_out_of_range -> OFFSET_OUT_OF_RANGE, log_closed -> NOT_LEADER_OR_FOLLOWER (the partition moved
-/// or was deleted under the request), io_error -> KAFKA_STORAGE_ERROR.
+/// offset_out_of_range -> OFFSET_OUT_OF_RANGE, not_found -> UNKNOWN_TOPIC_OR_PARTITION (also a partition
+/// deleted under the request), invalid_argument -> INVALID_REQUEST, io_error and already_exists ->
+/// KAFKA_STORAGE_ERROR.
 protocol::error_code from_storage(const error& e);
 
 /// coordination::errc -> Kafka: topic_exists -> TOPIC_ALREADY_EXISTS, unknown_topic ->

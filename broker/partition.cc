@@ -27,7 +27,7 @@ void partition::publish_offsets() {
 }
 
 result<storage::append_result> partition::append(std::span<uint8_t> batches) {
-  if (closed_) return error{static_cast<int>(storage::errc::log_closed), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
   auto r = log_->append(batches, leader_epoch_);
   if (r) {
     publish_offsets();
@@ -37,7 +37,7 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches) {
 }
 
 result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
-  if (closed_) return error{static_cast<int>(storage::errc::log_closed), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
   return log_->read(offset, max_bytes, high_watermark(), min_one_batch);
 }
 

@@ -54,7 +54,7 @@ class partition {
 
   /// Appends record batches as received (base offsets and leader epoch rewritten in place). On a single
   /// node the high watermark follows the log end offset at once. Wakes parked fetches. Errors: storage
-  /// errc values (corrupt_message, record_too_large, ...) or errc::log_closed after deletion.
+  /// errc values (corrupt_message, record_too_large, ...) or errc::not_found after close().
   result<storage::append_result> append(std::span<uint8_t> batches);
 
   /// Reads whole batches from `offset`, never above the high watermark. See storage::log::read.

@@ -41,7 +41,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
       if (ec) {
         // A host that resolves to ::1 on a machine without IPv6 should not stop the broker when another
         // address of the same listener was bound.
-        if (address.address().is_v6() && addresses.size() > 1 && ec == asio::error::address_not_available) {
+        if (address.address().is_v6() && addresses.size() > 1 && ec == boost::system::errc::address_not_available) {
           log::warn("listener {}: cannot bind [{}]:{}: {}", ep.host, address.address().to_string(), address.port(),
                     ec.message());
           continue;
