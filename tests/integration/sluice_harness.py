@@ -1,0 +1,197 @@
+"""Python twin of broker_process.h: start the real `sluice` binary for script tests.
+
+Port chosen free at run time (bind 127.0.0.1:0), a fresh temp dir with server.properties, data/ and
+broker.log; start() waits (bounded) for the port; stop() = SIGTERM + wait (returns the exit code);
+kill9(); restart(). Only loopback addresses. Scripts exit 0 on pass, 1 on failure, 77 when skipped.
+"""
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+def pick_free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_accepts(port, timeout=0.5):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class Broker:
+    def __init__(self, binary, overrides=None, advertised_port=None):
+        self.binary = binary
+        self.advertised_port = advertised_port  # e.g. a capture proxy in front of the broker
+        self.overrides = dict(overrides or {})
+        self.dir = tempfile.mkdtemp(prefix="sluice-itest-")
+        self.data_dir = os.path.join(self.dir, "data")
+        os.makedirs(self.data_dir)
+        self.log_path = os.path.join(self.dir, "broker.log")
+        self.port = pick_free_port()
+        self.proc = None
+        self.keep = bool(os.environ.get("SLUICE_KEEP_DATA"))
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def _write_config(self):
+        with open(os.path.join(self.dir, "server.properties"), "w") as f:
+            f.write("# written by tests/integration/sluice_harness.py\n")
+            f.write("broker.id=0\n")
+            f.write("listeners=PLAINTEXT://127.0.0.1:%d\n" % self.port)
+            f.write("advertised.listeners=PLAINTEXT://127.0.0.1:%d\n" % (self.advertised_port or self.port))
+            f.write("log.dirs=%s\n" % self.data_dir)
+
+    def start(self, ready_timeout=10.0):
+        assert self.proc is None, "already running"
+        self._write_config()
+        args = [self.binary, "--config", os.path.join(self.dir, "server.properties")]
+        for k, v in self.overrides.items():
+            args += ["--override", "%s=%s" % (k, v)]
+        log = open(self.log_path, "ab")
+        log.write(b"==== itest: starting broker on port %d ====\n" % self.port)
+        log.flush()
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + ready_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self.proc = None
+                raise RuntimeError("broker exited with %s before accepting\n%s" % (rc, self.log_text()))
+            if port_accepts(self.port):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("broker did not accept on port %d within %.0f s" % (self.port, ready_timeout))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=15.0):
+        """SIGTERM and wait; returns the exit code (negative = killed by that signal)."""
+        assert self.proc is not None, "not running"
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            raise RuntimeError("broker did not exit within %.0f s of SIGTERM" % timeout)
+        self.proc = None
+        return rc
+
+    def kill9(self):
+        assert self.proc is not None, "not running"
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+
+    def restart(self):
+        if self.proc is not None:
+            self.stop()
+        self.start()
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def close(self, failed=False):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+        if failed:
+            self.keep = True
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def binary_from_args(description):
+    """Parses --broker (or $SLUICE_BINARY); exits 77 (skip) when neither names an executable."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--broker", default="", help="path of the sluice executable")
+    ap.add_argument("--seed", type=int, default=None, help="random seed (garbage test)")
+    args = ap.parse_args()
+    binary = os.environ.get("SLUICE_BINARY") or args.broker
+    if not binary or not os.access(binary, os.X_OK):
+        print("SKIPPED: no sluice binary (pass --broker or set SLUICE_BINARY)")
+        sys.exit(SKIP)
+    return binary, args
+
+
+def _short(v, limit=400):
+    r = repr(v)
+    return r if len(r) <= limit else r[:limit] + "... (%d chars)" % len(r)
+
+
+class Checker:
+    """Collects failures instead of stopping at the first; prints them and gives the exit code."""
+
+    def __init__(self):
+        self.failures = []
+
+    def eq(self, actual, expected, what):
+        if actual != expected:
+            self.failures.append("%s: expected %s, got %s" % (what, _short(expected), _short(actual)))
+            return False
+        return True
+
+    def true(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+        return bool(cond)
+
+    def ok(self):
+        return not self.failures
+
+    def report(self):
+        for f in self.failures[:50]:
+            print("FAIL:", f)
+        if len(self.failures) > 50:
+            print("... and %d more failures" % (len(self.failures) - 50))
+        return 0 if self.ok() else 1
+
+
+def run(main, binary, overrides=None):
+    """Starts a broker, runs main(broker, checker), stops it (asserting exit 0), returns exit code."""
+    broker = Broker(binary, overrides)
+    check = Checker()
+    try:
+        broker.start()
+        main(broker, check)
+        if broker.alive():
+            rc = broker.stop()
+            check.eq(rc, 0, "broker exit status on SIGTERM")
+        else:
+            check.true(False, "broker process died during the test")
+    except Exception as e:  # noqa: BLE001 - report everything as a test failure
+        import traceback
+        traceback.print_exc()
+        check.failures.append("exception: %r" % (e,))
+    failed = not check.ok()
+    if failed:
+        print("---- broker log (%s, data kept in %s) ----" % (broker.log_path, broker.dir))
+        print(broker.log_text()[-20000:])
+        print("---- end of broker log ----")
+    broker.close(failed=failed)
+    code = check.report()
+    print("PASS" if code == 0 else "FAILED")
+    return code
