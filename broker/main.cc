@@ -1,5 +1,6 @@
 // sluice: a Kafka-protocol broker. Usage: sluice [server.properties] [--config FILE] [--override key=value]...
 #include <boost/program_options.hpp>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
     std::cerr << "sluice: invalid configuration: " << config.err().message << "\n";
     return 1;
   }
+  // sendfile(2) to a socket the client closed raises SIGPIPE; the error is handled where it is returned.
+  std::signal(SIGPIPE, SIG_IGN);
   log::init(config->log_level);
   for (const auto& key : config->unknown_keys) log::warn("unknown config key '{}' ignored", key);
 

@@ -41,6 +41,16 @@ result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, 
   return log_->read(offset, max_bytes, high_watermark(), min_one_batch);
 }
 
+result<int64_t> partition::offset_for_timestamp(int64_t timestamp_ms) {
+  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  return log_->offset_for_timestamp(timestamp_ms);
+}
+
+result<storage::log::timestamp_and_offset> partition::max_timestamp_and_offset() {
+  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  return log_->max_timestamp_and_offset();
+}
+
 void partition::park(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset) {
   if (closed_ || high_watermark() > offset) {
     waiter->wake();

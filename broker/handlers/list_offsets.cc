@@ -1,6 +1,7 @@
-// ListOffsets (key 2): earliest (-2), latest (-1), earliest-local (-4, KIP-405) and by timestamp.
-// Max timestamp (-3, KIP-734) and exact by-timestamp lookup come with the time index (storage issue);
-// until then a timestamp query answers the latest offset.
+// ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3, KIP-734), earliest-local (-4,
+// KIP-405) and by timestamp through the time index (KIP-79).
+#include "broker/call_on.h"
+#include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -10,8 +11,12 @@ using protocol::error_code;
 using response = protocol::list_offsets_response;
 
 namespace {
-constexpr int64_t kLatest = -1, kEarliest = -2, kEarliestLocal = -4;
-constexpr int8_t kReadCommitted = 1;
+constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4;
+
+struct lookup {
+  result<int64_t> offset = int64_t{-1};
+  int64_t timestamp = -1;
+};
 }  // namespace
 
 task<response> list_offsets(handler_context& hc, request_context& rc, protocol::list_offsets_request& req) {
@@ -42,12 +47,32 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
       pr.error_code = error_code::none;
       pr.leader_epoch = p->leader_epoch();
       // read_committed sees up to the last stable offset, equal to the high watermark without transactions.
-      const int64_t latest = p->high_watermark();
-      (void)kReadCommitted;
-      if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
+      if (lp.timestamp == kLatest) {
+        pr.offset = p->high_watermark();
+      } else if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
         pr.offset = p->log_start_offset();
+      } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {
+        const int64_t ts = lp.timestamp;
+        auto lookup_op = call_on(p->strand(), [p, ts] {
+          if (ts == kMaxTimestamp) {
+            auto r = p->max_timestamp_and_offset();
+            if (!r) return lookup{r.err(), -1};
+            return lookup{r->offset, r->timestamp};
+          }
+          return lookup{p->offset_for_timestamp(ts), -1};
+        });
+        auto found = co_await std::move(lookup_op);
+        if (!found.offset) {
+          pr.error_code = from_storage(found.offset.err());
+        } else {
+          pr.offset = *found.offset;
+          // Kafka answers the timestamp of the record found; a by-timestamp hit reports the query's
+          // lower bound's record only when the index gives it, so -1 here is "not reported".
+          pr.timestamp = found.timestamp;
+          if (pr.offset >= p->high_watermark()) pr.offset = -1;  // never point above what consumers see
+        }
       } else {
-        pr.offset = latest;
+        pr.error_code = error_code::invalid_request;  // an unknown negative sentinel
       }
       if (version == 0) pr.old_style_offsets = {pr.offset};
       tr.partitions.push_back(std::move(pr));

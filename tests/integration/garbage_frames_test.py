@@ -193,7 +193,6 @@ def make_cases(rng, apis):
     cases.append(("d unknown api key 9999", frame(header_v1(9999, 0, 1)), "close"))
     cases.append(("e1 Metadata v99", frame(header_v1(3, 99, 1) + b"\x00"), "close"))
     cases.append(("e2 Fetch v3 (below Kafka 4.0 baseline)", frame(header_v1(1, 3, 1) + b"\x00" * 32), "close"))
-    cases.append(("e3 Produce v0 (below Kafka 4.0 baseline)", frame(header_v1(0, 0, 1) + b"\x00" * 16), "close"))
     cases.append(("f1 size prefix 0", struct.pack(">i", 0), "close"))
     cases.append(("f2 size prefix -1", struct.pack(">i", -1) + b"\x00\x12", "close"))
     cases.append(("f3 size prefix INT32_MIN", struct.pack(">i", -2 ** 31), "close"))
@@ -243,6 +242,25 @@ def main_with_seed(seed):
                 check.true(n >= len(CONTRACT), "ApiVersions v99 lists the APIs (%d)" % n)
             except (ConnectionError, OSError, struct.error) as e:
                 check.true(False, "ApiVersions v99: no v0 answer (%r)" % (e,))
+
+        # Produce v0-2: advertised from v0 as Kafka 4.0 does (librdkafka <= 2.11 compresses only when v0 is in
+        # range), answered per partition with UNSUPPORTED_VERSION (35): old message formats are not stored.
+        for version in (0, 2):
+            with socket.create_connection(("127.0.0.1", broker.port), timeout=5) as s:
+                topic = b"legacy"
+                body = struct.pack(">hii", 1, 1000, 1) + struct.pack(">h", len(topic)) + topic
+                body += struct.pack(">iii", 1, 0, 0)  # one partition, index 0, empty message set
+                s.sendall(frame(header_v1(0, version, 77) + body))
+                try:
+                    resp = recv_response(s)
+                    corr, ntopics = struct.unpack(">ii", resp[:8])
+                    nlen = struct.unpack(">h", resp[8:10])[0]
+                    name = resp[10:10 + nlen]
+                    nparts, index, errc = struct.unpack(">iih", resp[10 + nlen:20 + nlen])
+                    check.eq((corr, ntopics, name, nparts, index), (77, 1, topic, 1, 0), "Produce v%d response shape" % version)
+                    check.eq(errc, 35, "Produce v%d answered UNSUPPORTED_VERSION" % version)
+                except (ConnectionError, OSError, struct.error) as e:
+                    check.true(False, "Produce v%d: no answer (%r)" % (version, e))
 
         # Half a frame then the client goes away.
         for _ in range(10):
