@@ -1,0 +1,472 @@
+#!/usr/bin/python3
+"""Runs librdkafka 2.0.2's own test suite (its tests/ folder) against Sluice.
+
+The source comes from Debian's source package (`apt-get source librdkafka`; a deb-src entry is
+added when none exists), is built once into a cache folder outside the repository's tracked files
+(default: <repo>/build/compat-cache, or $SLUICE_COMPAT_CACHE), and nothing of it is ever committed.
+
+    # full run of the non-local tests, starting a Sluice node (two with the noautocreate scenario)
+    /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice
+    # against a running broker
+    /usr/bin/python3 compat/librdkafka/run_suite.py --bootstrap 127.0.0.1:9092
+    # CI subset: the expectations file's `fast` tests
+    /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --quick
+    # some tests
+    /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --tests 0001,0012
+
+Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
+`SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
+
+Exit status: 0 when every test of expectations.txt that was selected passed; 1 when one of them did
+not (or the runner could not be built); 77 when the source package cannot be obtained or there is
+no broker (ctest SKIP_RETURN_CODE); 2 on bad arguments.
+"""
+import argparse
+import fcntl
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+
+SKIP_RC = 77
+RDKAFKA_VERSION = "2.0.2"
+DEBIAN_VERSION = "2.0.2-1"
+SRC_DIR_NAME = "librdkafka-" + RDKAFKA_VERSION
+# Configure options: no TLS / Kerberos / libcurl (no test here can use them against Sluice), no
+# optimisation and no debug symbols (the runner builds about twice as fast; tests measure
+# behaviour, not speed).
+CONFIGURE_ARGS = ["--disable-ssl", "--disable-gssapi", "--disable-curl", "--disable-optimization",
+                  "--disable-debug-symbols"]
+DEB_SRC_FILE = "/etc/apt/sources.list.d/sluice-deb-src.sources"
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SUMMARY_LINE = re.compile(r"^\|\s*(\S+)\s*\|\s*(DNS|SKIPPED|RUNNING|PASSED|FAILED)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
+FAIL_HEADER = re.compile(r'^### Test "([^"]+)" failed at (.*): ###$')
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class Unavailable(Exception):
+    """The source package cannot be obtained: the run is skipped, not failed."""
+
+
+class BuildFailed(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Obtaining and building the source
+
+
+def sh(cmd, timeout, cwd=None, logf=None, env=None):
+    """Runs cmd; returns (rc, output). Output also appended to logf when given."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout)
+        out = p.stdout.decode("utf-8", "replace")
+        rc = p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace") + "\n[timed out after %d s]" % timeout
+        rc = -1
+    except FileNotFoundError as e:
+        out, rc = str(e), -2
+    if logf is not None:
+        logf.write("$ %s\n%s\n" % (" ".join(cmd), out))
+        logf.flush()
+    return rc, out
+
+
+def ensure_deb_src(logf):
+    """Adds a deb-src entry for the running Debian suite when apt has none (needs root)."""
+    rc, out = sh(["apt-get", "source", "--print-uris", "librdkafka"], 120, logf=logf)
+    if rc == 0:
+        return
+    if "deb-src" not in out and "source" not in out.lower():
+        raise Unavailable("apt-get source --print-uris librdkafka failed: %s" % out.strip()[-300:])
+    if os.geteuid() != 0:
+        raise Unavailable("apt has no deb-src entry and this is not root: add one (see %s)" % DEB_SRC_FILE)
+    codename = "bookworm"
+    try:
+        with open("/etc/os-release") as f:
+            m = re.search(r"^VERSION_CODENAME=(\w+)", f.read(), re.M)
+            if m:
+                codename = m.group(1)
+    except OSError:
+        pass
+    log("# adding %s (deb-src for %s) and running apt-get update" % (DEB_SRC_FILE, codename))
+    with open(DEB_SRC_FILE, "w") as f:
+        f.write("# Added by Sluice compat/librdkafka/run_suite.py for `apt-get source librdkafka`.\n"
+                "Types: deb-src\nURIs: http://deb.debian.org/debian\n"
+                "Suites: %s %s-updates\nComponents: main\n"
+                "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n" % (codename, codename))
+    rc, out = sh(["apt-get", "update", "-q"], 300, logf=logf)
+    if rc != 0:
+        raise Unavailable("apt-get update failed: %s" % out.strip()[-300:])
+
+
+def obtain_source(cache, logf):
+    """Returns the path of the unpacked librdkafka source (Debian patches applied)."""
+    src = os.path.join(cache, SRC_DIR_NAME)
+    if os.path.exists(os.path.join(src, "tests", "test.c")):
+        return src
+    if shutil.which("apt-get") is None:
+        raise Unavailable("no apt-get: not a Debian system")
+    if shutil.which("dpkg-source") is None:
+        if os.geteuid() != 0:
+            raise Unavailable("dpkg-source missing (apt-get install dpkg-dev)")
+        rc, out = sh(["apt-get", "install", "-y", "-q", "--no-install-recommends", "dpkg-dev"], 600,
+                     logf=logf, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        if rc != 0:
+            raise Unavailable("cannot install dpkg-dev: %s" % out.strip()[-300:])
+    ensure_deb_src(logf)
+    dl = os.path.join(cache, "download")
+    shutil.rmtree(dl, ignore_errors=True)
+    os.makedirs(dl)
+    rc, out = sh(["apt-get", "source", "-q", "librdkafka=" + DEBIAN_VERSION], 600, cwd=dl, logf=logf)
+    if rc != 0:
+        raise Unavailable("apt-get source librdkafka=%s failed: %s" % (DEBIAN_VERSION, out.strip()[-300:]))
+    got = os.path.join(dl, SRC_DIR_NAME)
+    if not os.path.exists(os.path.join(got, "tests", "test.c")):
+        raise Unavailable("apt-get source did not unpack %s" % SRC_DIR_NAME)
+    shutil.rmtree(src, ignore_errors=True)
+    os.rename(got, src)
+    shutil.rmtree(dl, ignore_errors=True)
+    return src
+
+
+def build_runner(src, jobs, logf):
+    """configure + make libs + make -C tests test-runner, once; a stamp records the options."""
+    stamp = os.path.join(src, ".sluice-build-stamp")
+    runner = os.path.join(src, "tests", "test-runner")
+    want = " ".join(CONFIGURE_ARGS) + "\n"
+    if os.path.exists(runner) and os.path.exists(stamp) and open(stamp).read() == want:
+        return runner
+    t0 = time.monotonic()
+    log("# building librdkafka %s and its test-runner in %s (-j%d; once, then cached)"
+        % (RDKAFKA_VERSION, src, jobs))
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    steps = [(["./configure"] + CONFIGURE_ARGS, src, 300),
+             (["make", "-j%d" % jobs, "libs"], src, 1800),
+             (["make", "-j%d" % jobs, "test-runner"], os.path.join(src, "tests"), 1800)]
+    for cmd, cwd, tmo in steps:
+        rc, out = sh(cmd, tmo, cwd=cwd, logf=logf)
+        if rc != 0:
+            tail = "\n".join(out.strip().splitlines()[-15:])
+            raise BuildFailed("%s failed (exit %d):\n%s" % (" ".join(cmd), rc, tail))
+    with open(stamp, "w") as f:
+        f.write(want)
+    log("# built in %.0f s" % (time.monotonic() - t0))
+    return runner
+
+
+# ---------------------------------------------------------------------------------------------
+# The test table
+
+
+class Test:
+    def __init__(self, name, flags, scenario, extra):
+        self.name = name
+        self.number = name[:4]
+        self.flags = flags
+        self.scenario = scenario
+        self.extra = extra
+
+
+def parse_test_table(src):
+    """The tests[] array of tests/test.c: name, flags, scenario and extra of every test."""
+    text = open(os.path.join(src, "tests", "test.c"), encoding="utf-8", errors="replace").read()
+    start = text.index("struct test tests[] = {")
+    end = text.index("{NULL}", start)
+    body = text[start:end]
+    tests = []
+    parts = re.split(r"\b_TEST\(", body)[1:]
+    for p in parts:
+        m = re.match(r"\s*(\w+)\s*,\s*([^,)]+)", p)
+        if not m:
+            continue
+        name, flags = m.group(1), m.group(2).strip()
+        chunk = p.split("\n#")[0]
+        sc = re.search(r'\.scenario\s*=\s*"([^"]*)"', chunk)
+        ex = re.search(r'\.extra\s*=\s*((?:"[^"]*"\s*)+)', chunk)
+        extra = "".join(re.findall(r'"([^"]*)"', ex.group(1))) if ex else ""
+        tests.append(Test(name, flags, sc.group(1) if sc else "default", extra))
+    return tests
+
+
+def read_list(path, with_reason):
+    """Lines `name [rest]`; '#' starts a comment. Returns {name: rest}."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    for line in open(path):
+        line = line.split("#", 1)[0].strip() if not with_reason else line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, rest = line.partition(" ")
+        out[name] = rest.strip()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def write_test_conf(path, bootstrap):
+    with open(path, "w") as f:
+        f.write("# written by compat/librdkafka/run_suite.py\n")
+        f.write("bootstrap.servers=%s\n" % bootstrap)
+        f.write("test.topic.random=true\n")
+
+
+def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quick_mode, logpath):
+    """Runs the test-runner for one test number; returns {name: (state, secs, text)}, note."""
+    tests_dir = os.path.dirname(runner)
+    src = os.path.dirname(tests_dir)
+    env = dict(os.environ)
+    env.update({
+        "TESTS": number,
+        "TEST_KAFKA_VERSION": kafka_version,
+        "RDKAFKA_TEST_CONF": conf_path,
+        "RDKAFKA_GITVER": "debian-" + DEBIAN_VERSION,
+        "TEST_SCENARIO": scenario,
+        "LD_LIBRARY_PATH": os.path.join(src, "src") + ":" + os.path.join(src, "src-cpp"),
+    })
+    env.pop("CI", None)  # CI=... would make the runner run tests 3 at a time with longer timeouts
+    args = [runner, "-p1", "-L", "-E", "-K", "-s", scenario]
+    if quick_mode:
+        args.append("-Q")
+    t0 = time.monotonic()
+    note = ""
+    with open(logpath, "wb") as out:
+        p = subprocess.Popen(args, cwd=tests_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = p.wait(timeout=timeout)
+            if rc < 0:
+                note = "crashed (signal %d)" % -rc
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)  # the runner's own process group (start_new_session)
+            p.wait()
+            note = "killed after the per-test timeout of %d s" % timeout
+    secs = time.monotonic() - t0
+    text = ANSI.sub("", open(logpath, "rb").read().decode("utf-8", "replace"))
+    results = {}
+    first_fail = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = SUMMARY_LINE.match(line.strip())
+        if m and m.group(1) != "<MAIN>":
+            results[m.group(1)] = (m.group(2), float(m.group(3)), m.group(4).strip())
+        m = FAIL_HEADER.match(line.strip())
+        if m:
+            nm = m.group(1).split(" (")[0]
+            if nm not in first_fail and i + 1 < len(lines):
+                first_fail[nm] = lines[i + 1].strip()
+    for nm, msg in first_fail.items():
+        st, s, txt = results.get(nm, ("FAILED", secs, ""))
+        if st != "PASSED":
+            results[nm] = ("FAILED", s, txt or msg)
+    return results, note, secs, text
+
+
+def last_lines(text, n=2):
+    lines = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith("|")]
+    return " | ".join(lines[-n:])[:300]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY", ""),
+                    help="sluice executable: start single nodes for the run")
+    ap.add_argument("--bootstrap", default="", help="test a running broker (default scenario only)")
+    ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
+                                                       os.path.join(REPO, "build", "compat-cache")),
+                    help="where the source is unpacked and built (never inside tracked files)")
+    ap.add_argument("--tests", default="", help="comma-separated test numbers or names (default: all non-local)")
+    ap.add_argument("--quick", action="store_true", help="only the expectations file's `fast` tests (CI)")
+    ap.add_argument("--thorough", action="store_true", help="run without the runner's -Q quick mode")
+    ap.add_argument("--kafka-version", default=os.environ.get("TEST_KAFKA_VERSION", "3.9.0"),
+                    help="TEST_KAFKA_VERSION: the Kafka feature level the broker claims (default 3.9.0)")
+    ap.add_argument("--per-test-timeout", type=int, default=180, help="seconds per test name (default 180)")
+    ap.add_argument("--overall-timeout", type=int, default=3600, help="seconds for the whole run (default 3600)")
+    ap.add_argument("--expectations", default=os.path.join(HERE, "expectations.txt"))
+    ap.add_argument("--not-applicable", default=os.path.join(HERE, "not_applicable.txt"))
+    ap.add_argument("--jobs", type=int, default=2, help="make -j for the one-time build (default 2)")
+    ap.add_argument("--build-only", action="store_true", help="obtain and build, run nothing")
+    ap.add_argument("--verbose", action="store_true", help="print the runner's output of failing tests")
+    args = ap.parse_args()
+    deadline = time.monotonic() + args.overall_timeout
+
+    os.makedirs(args.cache, exist_ok=True)
+    lock = open(os.path.join(args.cache, ".lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # one build / unpack at a time per cache
+    logf = open(os.path.join(args.cache, "obtain-build.log"), "a")
+    try:
+        src = obtain_source(args.cache, logf)
+        runner = build_runner(src, args.jobs, logf)
+    except Unavailable as e:
+        log("SKIPPED: librdkafka %s source package cannot be obtained: %s" % (RDKAFKA_VERSION, e))
+        return SKIP_RC
+    except BuildFailed as e:
+        log("ERROR: building librdkafka's test-runner: %s\n(full log: %s)" % (e, logf.name))
+        return 1
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    if args.build_only:
+        log("# test-runner: %s" % runner)
+        return 0
+
+    table = parse_test_table(src)
+    expectations = read_list(args.expectations, with_reason=False)
+    na = read_list(args.not_applicable, with_reason=True)
+
+    # Selection: non-local, non-manual tests.
+    selected = [t for t in table if "TEST_F_LOCAL" not in t.flags and "TEST_F_MANUAL" not in t.flags]
+    if args.quick:
+        fast = {n for n, tags in expectations.items() if "fast" in tags.split()}
+        selected = [t for t in selected if t.name in fast]
+    if args.tests:
+        wanted = [w.strip() for w in args.tests.split(",") if w.strip()]
+        selected = [t for t in selected if any(t.name == w or t.number == w for w in wanted)]
+    if not selected:
+        log("no tests selected")
+        return 2
+
+    if not args.bootstrap and (not args.broker or not os.access(args.broker, os.X_OK)):
+        log("SKIPPED: no broker (pass --broker build/broker/sluice or --bootstrap HOST:PORT)")
+        return SKIP_RC
+
+    run_dir = os.path.join(args.cache, "runs", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(run_dir, exist_ok=True)
+    log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s; runner mode %s; logs in %s"
+        % (RDKAFKA_VERSION, args.bootstrap or "a Sluice node started here", args.kafka_version,
+           "thorough" if args.thorough else "-Q", run_dir))
+
+    passed = failed = skipped = 0
+    expected_not_passing = []
+    new_passes = []
+    outcome = {}
+
+    def report(name, state, text):
+        nonlocal passed, failed, skipped
+        outcome[name] = state
+        if state == "PASS":
+            passed += 1
+        elif state == "FAIL":
+            failed += 1
+        else:
+            skipped += 1
+        log("%-4s %s%s" % (state, name, text))
+
+    # Static skips first: N/A list, sockem, upstream known issues.
+    runnable = []
+    for t in selected:
+        if t.name in na:
+            report(t.name, "N/A", ": " + na[t.name])
+        elif "TEST_F_SOCKEM" in t.flags:
+            report(t.name, "N/A", ": needs sockem (librdkafka's socket emulator: delays/drops by test)")
+        elif "TEST_F_KNOWN_ISSUE" in t.flags and "WIN32" not in t.flags and "OSX" not in t.flags:
+            report(t.name, "SKIP", ": upstream known issue" + (" (%s)" % t.extra if t.extra else ""))
+        elif t.scenario != "default" and "default" not in t.scenario.split(",") and args.bootstrap:
+            report(t.name, "SKIP", ": needs scenario %s (a broker with auto.create.topics.enable=false);"
+                   " run with --broker to get one" % t.scenario)
+        else:
+            runnable.append(t)
+
+    # Group by (scenario, number): the runner selects by number.
+    groups = []
+    for t in runnable:
+        sc = "default" if "default" in t.scenario.split(",") else t.scenario
+        key = (sc, t.number)
+        if not groups or groups[-1][0] != key:
+            groups.append((key, []))
+        groups[-1][1].append(t)
+    groups.sort(key=lambda g: (g[0][0] != "default", g[0]))
+
+    brokers = {}
+    conf_paths = {}
+
+    def bootstrap_for(scenario):
+        if args.bootstrap:
+            return args.bootstrap
+        if scenario not in brokers:
+            from sluice_harness import Broker
+            overrides = {"num.partitions": 4}  # librdkafka's scenarios/*.json: num_partitions 4
+            if scenario == "noautocreate":
+                overrides["auto.create.topics.enable"] = "false"
+            b = Broker(args.broker, overrides)
+            b.start()
+            brokers[scenario] = b
+            log("# scenario %s: Sluice node on %s (data %s)" % (scenario, b.bootstrap, b.dir))
+        return brokers[scenario].bootstrap
+
+    try:
+        for (scenario, number), tests in groups:
+            if time.monotonic() > deadline:
+                for t in tests:
+                    report(t.name, "SKIP", ": overall timeout of %d s reached" % args.overall_timeout)
+                continue
+            bs = bootstrap_for(scenario)
+            if scenario not in conf_paths:
+                conf_paths[scenario] = os.path.join(run_dir, "test-%s.conf" % scenario)
+                write_test_conf(conf_paths[scenario], bs)
+            tmo = min(args.per_test_timeout * len(tests), max(10, int(deadline - time.monotonic())))
+            logpath = os.path.join(run_dir, "%s-%s.log" % (number, scenario))
+            results, note, secs, text = run_number(runner, number, scenario, conf_paths[scenario],
+                                                   args.kafka_version, tmo, not args.thorough, logpath)
+            for t in tests:
+                st, s, why = results.get(t.name, (None, secs, ""))
+                if st == "PASSED" and not note:
+                    report(t.name, "PASS", " (%.1f s)" % s)
+                elif st == "SKIPPED" or st == "DNS":
+                    report(t.name, "SKIP", ": " + (why or "skipped by the runner"))
+                elif st == "FAILED":
+                    report(t.name, "FAIL", " (%.1f s): %s" % (s, why or last_lines(text)))
+                else:
+                    report(t.name, "FAIL", " (%.1f s): %s; last output: %s"
+                           % (secs, note or "no result from the runner", last_lines(text)))
+                if outcome[t.name] == "FAIL" and args.verbose:
+                    print(text[-4000:])
+            sb = brokers.get(scenario)
+            if sb is not None and not sb.alive():
+                log("# the Sluice node died during %s; restarting it (log: %s)" % (number, sb.log_path))
+                sb.proc = None
+                sb.start()
+    finally:
+        for sc, b in brokers.items():
+            alive = b.alive()
+            rc = b.stop() if alive else None
+            bad = (not alive) or rc != 0
+            if bad:
+                log("# Sluice node (%s) %s; log kept in %s"
+                    % (sc, "had died" if not alive else "exited %s on SIGTERM" % rc, b.log_path))
+            b.close(failed=bad or failed > 0)
+
+    for name, tags in expectations.items():
+        if name in outcome and outcome[name] != "PASS":
+            expected_not_passing.append(name)
+    for name, st in outcome.items():
+        if st == "PASS" and name not in expectations:
+            new_passes.append(name)
+    if new_passes:
+        log("# passing but not in %s (add them): %s"
+            % (os.path.basename(args.expectations), " ".join(new_passes)))
+    if expected_not_passing:
+        log("# REGRESSION: expected to pass but did not: %s" % " ".join(expected_not_passing))
+    log("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if expected_not_passing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
