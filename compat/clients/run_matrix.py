@@ -19,6 +19,7 @@ Always run with /usr/bin/python3 (Debian's python3-kafka and python3-confluent-k
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,8 @@ def drive_program(cmd, timeout):
 
 def kcat_version():
     rc, out, err = run(["kcat", "-V"], 10)
-    return (out.splitlines() or [""])[0].strip()
+    m = re.search(r"^Version (\S+) \(.*?(librdkafka \S+)", out, re.M)
+    return "kcat %s, %s" % (m.group(1), m.group(2)) if m else "kcat"
 
 
 def drive_kcat(bootstrap, topic, group, workdir):
