@@ -283,4 +283,4 @@ def main(broker, check):
 if __name__ == "__main__":
     binary, _ = h.binary_from_args(__doc__)
     raise SystemExit(h.run(main, binary, {"group.initial.rebalance.delay.ms": "0",
-                                          "offsets.topic.num.partitions": "7"}))
+                                          }))  # offsets.topic.num.partitions: the default 50
