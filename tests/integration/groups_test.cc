@@ -72,14 +72,16 @@ class group_consumer {
       // on its own (librdkafka < 2.4 with cooperative-sticky resumes kept partitions from a stale
       // position, confluentinc/librdkafka#4686). No broker answer is involved; kept apart.
       auto last = max_offset_.find(d.partition);
+      // Like an application that drops what it already processed, the test neither counts nor commits
+      // them (committing one would move the committed offset backwards).
       if (last != max_offset_.end() && d.offset <= last->second) {
         self_refetched_.push_back(d);
       } else {
         max_offset_[d.partition] = d.offset;
         deliveries_.push_back(d);
+        auto err = rd_kafka_commit_message(rk_.get(), m, 0);
+        if (err) failed_commits_.insert({m->partition, m->offset});
       }
-      auto err = rd_kafka_commit_message(rk_.get(), m, 0);
-      if (err) failed_commits_.insert({m->partition, m->offset});
     } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       errors_.push_back(err_name(m->err) + ": " + rd_kafka_message_errstr(m));
     }
