@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "broker/config.h"
+#include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/net/server.h"
 #include "broker/request_context.h"
@@ -48,6 +49,7 @@ class broker {
   std::unique_ptr<group_service> groups_;
   std::unique_ptr<handler_context> context_;
   std::unique_ptr<net::server> server_;
+  std::unique_ptr<log_maintenance> maintenance_;
   std::vector<std::thread> threads_;
 };
 

@@ -45,10 +45,27 @@ const std::map<std::string, std::string>& defaults() {
       {"offsets.topic.replication.factor", "3"},
       {"offsets.topic.num.partitions", "50"},
       {"group.initial.rebalance.delay.ms", "3000"},
+      {"group.min.session.timeout.ms", "6000"},
+      {"group.max.session.timeout.ms", "1800000"},
+      {"group.max.size", "2147483647"},
+      {"offsets.retention.minutes", "10080"},
+      {"offsets.retention.check.interval.ms", "600000"},
+      {"offset.metadata.max.bytes", "4096"},
       {"zookeeper.connect", ""},
       {"num.io.threads", "0"},
       {"num.network.threads", "3"},
       {"sluice.log.level", "info"},
+      {"log.message.timestamp.type", "CreateTime"},
+      {"log.cleanup.policy", "delete"},
+      {"compression.type", "producer"},
+      {"log.flush.offset.checkpoint.interval.ms", "60000"},
+      {"log.flush.scheduler.interval.ms", "9223372036854775807"},
+      {"unclean.leader.election.enable", "false"},
+      {"log.preallocate", "false"},
+      {"log.index.size.max.bytes", "10485760"},
+      {"log.roll.jitter.ms", "0"},
+      {"log.segment.delete.delay.ms", "60000"},
+      {"log.cleaner.delete.retention.ms", "86400000"},
   };
   return d;
 }
@@ -177,6 +194,19 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(offsets_topic_num_partitions, "offsets.topic.num.partitions", int32_t, 1, INT32_MAX);
   SLUICE_INT(group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", int32_t, 0, INT32_MAX);
   SLUICE_INT(num_io_threads, "num.io.threads", int32_t, 0, 256);
+  // Group coordinator keys: read by broker/group_service.cc from `values`; validated here as Kafka does.
+  {
+    struct group_key { const char* key; int64_t lo, hi; };
+    for (const group_key& k : {group_key{"group.min.session.timeout.ms", 0, INT32_MAX},
+                               group_key{"group.max.session.timeout.ms", 0, INT32_MAX},
+                               group_key{"group.max.size", 1, INT32_MAX},
+                               group_key{"offsets.retention.minutes", 1, INT32_MAX},
+                               group_key{"offsets.retention.check.interval.ms", 1, INT64_MAX},
+                               group_key{"offset.metadata.max.bytes", 0, INT32_MAX}}) {
+      if (auto r = parse_int<int64_t>(v, k.key, k.lo, k.hi); !r) return r.err();
+    }
+  }
+
   if (!v["log.flush.interval.ms"].empty()) {
     SLUICE_INT(log_flush_interval_ms, "log.flush.interval.ms", int64_t, 0, INT64_MAX);
   }
@@ -196,6 +226,9 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
     SLUICE_INT(log_roll_ms, "log.roll.hours", int64_t, 1, INT64_MAX / 3600000);
     c.log_roll_ms *= 3600000;
   }
+#define SLUICE_CHECK_INT(key, lo) \
+  if (auto r = parse_int<int64_t>(v, key, lo, INT64_MAX); !r) return r.err();
+  SLUICE_CHECK_INT("log.flush.offset.checkpoint.interval.ms", 1);
 #undef SLUICE_INT
 #undef SLUICE_BOOL
 
@@ -220,8 +253,12 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
     if (!trim(d).empty()) c.log_dirs.emplace_back(trim(d));
   if (c.log_dirs.empty()) return config_error("log.dirs must name at least one directory");
 
+  if (v["log.message.timestamp.type"] != "CreateTime" && v["log.message.timestamp.type"] != "LogAppendTime")
+    return config_error("invalid value '" + v["log.message.timestamp.type"] +
+                        "' for log.message.timestamp.type: expected CreateTime or LogAppendTime");
   c.zookeeper_connect = v["zookeeper.connect"];
   c.log_level = v["sluice.log.level"];
+#undef SLUICE_CHECK_INT
   static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
   if (std::find(std::begin(levels), std::end(levels), c.log_level) == std::end(levels))
     return config_error("invalid value '" + c.log_level + "' for sluice.log.level: expected trace, debug, info, warn, error or off");
