@@ -419,7 +419,9 @@ bool run_consume(const options& o, target& t, const std::string& topic) {
   steady::time_point first{}, last{};
   while (got < o.records) {
     if (seconds_since(t0) > o.timeout) { error = "timed out"; break; }
-    ssize_t n = rd_kafka_consume_batch_queue(c.q, 100, batch.data(), batch.size());
+    // Ask for no more than what is left: a batch call waits its whole timeout for a full batch.
+    size_t want = std::min(batch.size(), static_cast<size_t>(o.records - got));
+    ssize_t n = rd_kafka_consume_batch_queue(c.q, 100, batch.data(), want);
     for (ssize_t i = 0; i < n; ++i) {
       rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
       if (m->err == 0) {
@@ -458,12 +460,13 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
   std::atomic<long> received{0};
   std::string cerror;
   std::thread consumer([&] {
-    std::vector<rd_kafka_message_t*> batch(1000);
     while (!stop.load()) {
-      ssize_t n = rd_kafka_consume_batch_queue(c.q, 50, batch.data(), batch.size());
+      // One message at a time: rd_kafka_consume_batch_queue would hold received messages until
+      // its batch is full or its timeout passes, which would be measured as latency.
+      rd_kafka_message_t* m = rd_kafka_consume_queue(c.q, 50);
+      if (m == nullptr) continue;
       int64_t now = now_ns();
-      for (ssize_t i = 0; i < n; ++i) {
-        rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
+      {
         if (m->err == 0 && m->len >= 8) {
           int64_t sent;
           std::memcpy(&sent, m->payload, 8);

@@ -418,11 +418,10 @@ def main():
             return args.bootstrap
         if scenario not in brokers:
             from sluice_harness import Broker
-            # librdkafka's scenarios/*.json: num_partitions 4. Kafka's shipped
-            # config/server.properties (what trivup clusters run) sets
-            # group.initial.rebalance.delay.ms=0 "for a better out-of-the-box experience for
-            # development and testing"; the suite's timeouts assume it.
-            overrides = {"num.partitions": 4, "group.initial.rebalance.delay.ms": 0}
+            # librdkafka's scenarios/*.json: num_partitions 4. Everything else is left at the
+            # broker's defaults, as trivup's server.properties template does (so
+            # group.initial.rebalance.delay.ms is Kafka's 3000; --override to change it).
+            overrides = {"num.partitions": 4}
             for kv in args.override:
                 k, _, v = kv.partition("=")
                 overrides[k] = v
