@@ -217,17 +217,11 @@ def main(broker, check):
     check.eq((err, ts, off), (0, 5000, 1), "ListOffsets max timestamp (error, timestamp, offset)")
     check.eq(list_offsets_v7(conn, "maxts", 0, -2), (0, -1, 0), "ListOffsets earliest")
     check.eq(list_offsets_v7(conn, "maxts", 0, -1), (0, -1, 4), "ListOffsets latest")
-    # By timestamp: the first offset whose timestamp >= 2500 is 1 (5000). Kafka also answers that record's
-    # timestamp; Sluice answers -1 (broker/handlers/list_offsets.cc): a known bug, reported without
-    # failing unless SLUICE_STRICT_KNOWN_BUGS=1 (Java's OffsetAndTimestamp rejects a negative timestamp).
+    # By timestamp: the first offset whose timestamp >= 2500 is 1, and Kafka answers that record's timestamp
+    # (5000) beside it (Java's OffsetAndTimestamp rejects a negative one).
     got = list_offsets_v7(conn, "maxts", 0, 2500)
     print("ListOffsets v7 by timestamp 2500: error %d, timestamp %d, offset %d" % got)
-    check.eq((got[0], got[2]), (0, 1), "ListOffsets by timestamp 2500 (error, offset)")
-    if got[1] != 5000:
-        msg = "KNOWN BUG: ListOffsets by timestamp answers timestamp %d, Kafka answers the record's (5000)" % got[1]
-        print(msg)
-        if os.environ.get("SLUICE_STRICT_KNOWN_BUGS"):
-            check.true(False, msg)
+    check.eq(got, (0, 5000, 1), "ListOffsets by timestamp 2500 (error, timestamp, offset)")
     err, ts, off = list_offsets_v7(conn, "lp", 1, -3)  # one record
     check.eq((err, off), (0, 0), "max timestamp of a one-record partition")
     err, ts, off = list_offsets_v7(conn, "warm", 0, -3)
