@@ -60,9 +60,13 @@ result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, 
   return log_->read(offset, max_bytes, high_watermark(), min_one_batch);
 }
 
-result<int64_t> partition::offset_for_timestamp(int64_t timestamp_ms) {
+result<storage::log::timestamp_and_offset> partition::offset_for_timestamp(int64_t timestamp_ms) {
   if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
-  return log_->offset_for_timestamp(timestamp_ms);
+  int64_t found_timestamp = -1;
+  auto offset = log_->offset_for_timestamp(timestamp_ms, &found_timestamp);
+  if (!offset) return offset.err();
+  if (*offset < 0) return storage::log::timestamp_and_offset{-1, -1};
+  return storage::log::timestamp_and_offset{found_timestamp, *offset};
 }
 
 result<storage::log::timestamp_and_offset> partition::max_timestamp_and_offset() {

@@ -81,8 +81,9 @@ class partition {
   /// Reads whole batches from `offset`, never above the high watermark. See storage::log::read.
   result<storage::read_result> read(int64_t offset, int32_t max_bytes, bool min_one_batch);
 
-  /// KIP-79: the first offset whose record timestamp >= `timestamp_ms`, -1 when none is that late.
-  result<int64_t> offset_for_timestamp(int64_t timestamp_ms);
+  /// KIP-79: the first record whose timestamp >= `timestamp_ms` (its timestamp and offset), {-1, -1}
+  /// when none is that late.
+  result<storage::log::timestamp_and_offset> offset_for_timestamp(int64_t timestamp_ms);
   /// KIP-734: the largest record timestamp and its offset ({-1, -1} for an empty log).
   result<storage::log::timestamp_and_offset> max_timestamp_and_offset();
 

@@ -278,10 +278,10 @@ void log::close() {
 
 // ---- part B --------------------------------------------------------------------------------------------
 
-sluice::result<int64_t> log::offset_for_timestamp(int64_t timestamp_ms) {
+sluice::result<int64_t> log::offset_for_timestamp(int64_t timestamp_ms, int64_t* found_timestamp) {
   for (auto& [base, seg] : segments_) {
     if (seg->max_timestamp() < timestamp_ms || seg->next_offset() <= log_start_offset_) continue;
-    auto r = seg->offset_for_timestamp(timestamp_ms, log_start_offset_);
+    auto r = seg->offset_for_timestamp(timestamp_ms, log_start_offset_, found_timestamp);
     if (!r) return r;
     if (r.value() >= 0) return r;
   }

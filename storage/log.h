@@ -111,7 +111,8 @@ class log {
   /// KIP-79 ListOffsets by timestamp: the first offset whose record timestamp >= `timestamp_ms` (a
   /// compressed batch answers with its base offset: we do not decompress), or -1 when no record is that
   /// late. Only offsets >= the log start offset are considered.
-  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp_ms);
+  /// `found_timestamp`, when given, receives the found record's timestamp (Kafka answers it).
+  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp_ms, int64_t* found_timestamp = nullptr);
 
   struct timestamp_and_offset {
     int64_t timestamp = -1;

@@ -411,7 +411,8 @@ sluice::result<void> segment::remove_files() {
 
 namespace sluice::storage {
 
-sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t starting_offset) const {
+sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t starting_offset,
+                                                      int64_t* found_timestamp) const {
   if (max_timestamp_ < timestamp || starting_offset >= next_offset_) return int64_t{-1};
   const auto t = time_index_.lookup(timestamp);
   int64_t pos = t.timestamp < 0 ? 0 : offset_index_.lookup(t.offset).position;
@@ -427,6 +428,7 @@ sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t
     if (!h) return h.err();
     if (h->max_timestamp >= timestamp && h->last_offset() >= starting_offset) {
       if (h->compression() != compression_codec::none || h->ts_type() == timestamp_type::log_append_time) {
+        if (found_timestamp) *found_timestamp = h->max_timestamp;
         return std::max(h->base_offset, starting_offset);
       }
       bytes.resize(static_cast<size_t>(h->size_bytes()));
@@ -435,7 +437,10 @@ sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t
       if (!it) return it.err();
       record_view rec;
       while (it->next(rec)) {
-        if (rec.timestamp >= timestamp && rec.offset >= starting_offset) return rec.offset;
+        if (rec.timestamp >= timestamp && rec.offset >= starting_offset) {
+          if (found_timestamp) *found_timestamp = rec.timestamp;
+          return rec.offset;
+        }
       }
       if (it->error()) return *it->error();
     }

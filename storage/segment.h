@@ -72,7 +72,10 @@ class segment {
   /// The first offset >= `starting_offset` whose record timestamp >= `timestamp` (Kafka's
   /// LogSegment.findOffsetByTimestamp), or -1. Compressed batches answer with their first offset
   /// >= starting_offset (not decompressed); LogAppendTime batches use the batch max timestamp.
-  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp, int64_t starting_offset) const;
+  /// `found_timestamp`, when given, receives the timestamp of the record found (the batch's max timestamp
+  /// for a compressed or LogAppendTime batch, whose records are not read).
+  sluice::result<int64_t> offset_for_timestamp(int64_t timestamp, int64_t starting_offset,
+                                               int64_t* found_timestamp = nullptr) const;
 
   /// Cuts the segment so that it ends before the batch containing `offset` (whole batches only).
   sluice::result<void> truncate_to(int64_t offset);

@@ -54,22 +54,17 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
       } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {
         const int64_t ts = lp.timestamp;
         auto lookup_op = call_on(p->strand(), [p, ts] {
-          if (ts == kMaxTimestamp) {
-            auto r = p->max_timestamp_and_offset();
-            if (!r) return lookup{r.err(), -1};
-            return lookup{r->offset, r->timestamp};
-          }
-          return lookup{p->offset_for_timestamp(ts), -1};
+          auto r = ts == kMaxTimestamp ? p->max_timestamp_and_offset() : p->offset_for_timestamp(ts);
+          if (!r) return lookup{r.err(), -1};
+          return lookup{r->offset, r->timestamp};
         });
         auto found = co_await std::move(lookup_op);
         if (!found.offset) {
           pr.error_code = from_storage(found.offset.err());
         } else {
           pr.offset = *found.offset;
-          // Kafka answers the timestamp of the record found; a by-timestamp hit reports the query's
-          // lower bound's record only when the index gives it, so -1 here is "not reported".
-          pr.timestamp = found.timestamp;
-          if (pr.offset >= p->high_watermark()) pr.offset = -1;  // never point above what consumers see
+          pr.timestamp = found.timestamp;  // the found record's timestamp, as Kafka answers
+          if (pr.offset >= p->high_watermark()) pr.offset = pr.timestamp = -1;  // never above what consumers see
         }
       } else {
         pr.error_code = error_code::invalid_request;  // an unknown negative sentinel
