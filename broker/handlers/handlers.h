@@ -13,6 +13,7 @@
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
+#include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/join_group.h"
 #include "protocol/messages/leave_group.h"
 #include "protocol/messages/list_groups.h"
@@ -49,6 +50,9 @@ task<protocol::describe_groups_response> describe_groups(handler_context&, reque
 task<protocol::list_groups_response> list_groups(handler_context&, request_context&, protocol::list_groups_request&);
 task<protocol::delete_groups_response> delete_groups(handler_context&, request_context&, protocol::delete_groups_request&);
 task<protocol::offset_delete_response> offset_delete(handler_context&, request_context&, protocol::offset_delete_request&);
+
+// Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
+task<protocol::init_producer_id_response> init_producer_id(handler_context&, request_context&, protocol::init_producer_id_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);
