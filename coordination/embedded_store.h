@@ -26,7 +26,8 @@ class embedded_store final : public cluster_store {
   result<void> set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) override;
   result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) override;
   /// Kept in the file as "latest_producer_id_block": {"broker":..,"block_start":..,"block_end":..}.
-  result<producer_id_block> allocate_producer_id_block(int32_t broker_id, int64_t size) override;
+  result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
+                                                       int64_t size = producer_id_block_size) override;
 
  private:
   explicit embedded_store(std::filesystem::path file) : file_(std::move(file)) {}

@@ -236,7 +236,8 @@ TEST_F(ProducerStateTest, RecoveryFromSnapshotPlusLogTailAfterCrash) {
   EXPECT_EQ(l2.log_end_offset(), leo);
   EXPECT_EQ(l2.producer_state().producers(), state);
   // A retry of the last batch of producer 1 written before the "crash" is deduplicated.
-  auto d = l2.append(batch(1, 0, seq[1] - 2, 2), 0);
+  auto retry = batch(1, 0, seq[1] - 2, 2);
+  auto d = l2.append(retry, 0);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->duplicate);
   EXPECT_EQ(l2.log_end_offset(), leo);
