@@ -42,6 +42,8 @@ result<void> broker::start() {
   server_ = std::make_unique<net::server>(io_, *context_);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();
+  maintenance_ = std::make_unique<log_maintenance>(io_.get_executor(), config_, *topics_, system_clock::instance());
+  maintenance_->start();
 
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec) return;

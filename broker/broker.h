@@ -9,6 +9,7 @@
 #include "broker/config.h"
 #include "broker/fault_injection.h"
 #include "broker/producer_id_manager.h"
+#include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/net/server.h"
 #include "broker/request_context.h"
@@ -52,6 +53,7 @@ class broker {
   std::unique_ptr<fault_injector> faults_;
   std::unique_ptr<handler_context> context_;
   std::unique_ptr<net::server> server_;
+  std::unique_ptr<log_maintenance> maintenance_;
   std::vector<std::thread> threads_;
 };
 

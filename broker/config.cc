@@ -53,6 +53,17 @@ const std::map<std::string, std::string>& defaults() {
       {"producer.id.expiration.ms", "86400000"},
       {"sluice.test.fault.produce.drop.response.rate", "0"},
       {"sluice.test.fault.seed", "1"},
+      {"log.message.timestamp.type", "CreateTime"},
+      {"log.cleanup.policy", "delete"},
+      {"compression.type", "producer"},
+      {"log.flush.offset.checkpoint.interval.ms", "60000"},
+      {"log.flush.scheduler.interval.ms", "9223372036854775807"},
+      {"unclean.leader.election.enable", "false"},
+      {"log.preallocate", "false"},
+      {"log.index.size.max.bytes", "10485760"},
+      {"log.roll.jitter.ms", "0"},
+      {"log.segment.delete.delay.ms", "60000"},
+      {"log.cleaner.delete.retention.ms", "86400000"},
   };
   return d;
 }
@@ -211,6 +222,9 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
       return config_error("invalid value '" + text + "' for sluice.test.fault.produce.drop.response.rate: expected a number in [0, 1]");
     c.test_fault_produce_drop_response_rate = rate;
   }
+#define SLUICE_CHECK_INT(key, lo) \
+  if (auto r = parse_int<int64_t>(v, key, lo, INT64_MAX); !r) return r.err();
+  SLUICE_CHECK_INT("log.flush.offset.checkpoint.interval.ms", 1);
 #undef SLUICE_INT
 #undef SLUICE_BOOL
 
@@ -235,8 +249,12 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
     if (!trim(d).empty()) c.log_dirs.emplace_back(trim(d));
   if (c.log_dirs.empty()) return config_error("log.dirs must name at least one directory");
 
+  if (v["log.message.timestamp.type"] != "CreateTime" && v["log.message.timestamp.type"] != "LogAppendTime")
+    return config_error("invalid value '" + v["log.message.timestamp.type"] +
+                        "' for log.message.timestamp.type: expected CreateTime or LogAppendTime");
   c.zookeeper_connect = v["zookeeper.connect"];
   c.log_level = v["sluice.log.level"];
+#undef SLUICE_CHECK_INT
   static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
   if (std::find(std::begin(levels), std::end(levels), c.log_level) == std::end(levels))
     return config_error("invalid value '" + c.log_level + "' for sluice.log.level: expected trace, debug, info, warn, error or off");

@@ -60,6 +60,26 @@ const topic_config_key* find_topic_config_key(std::string_view name) {
   return nullptr;
 }
 
+int8_t topic_config_type(std::string_view name) {
+  static const std::array<std::string_view, 5> ints = {"index.interval.bytes", "max.message.bytes", "min.insync.replicas",
+                                                       "segment.bytes", "segment.index.bytes"};
+  static const std::array<std::string_view, 4> bools = {"preallocate", "unclean.leader.election.enable",
+                                                        "remote.storage.enable", "message.downconversion.enable"};
+  for (auto n : ints)
+    if (n == name) return 3;
+  for (auto n : bools)
+    if (n == name) return 1;
+  if (topic_config_is_list(name)) return 7;
+  if (name == "min.cleanable.dirty.ratio") return 6;
+  const auto* key = find_topic_config_key(name);
+  return key && key->is_long ? 5 : 2;
+}
+
+bool topic_config_is_list(std::string_view name) {
+  return name == "cleanup.policy" || name == "follower.replication.throttled.replicas" ||
+         name == "leader.replication.throttled.replicas";
+}
+
 std::string topic_config_default(const broker_config& broker, const topic_config_key& key) {
   // Broker keys whose effective value is computed from several keys.
   if (key.name == "retention.ms") return std::to_string(broker.log_retention_ms);
@@ -78,6 +98,17 @@ std::optional<std::string> validate_topic_configs(const std::map<std::string, st
     if (!key) return "Unknown topic config name: " + name;
     if (key->is_long && !is_integer(value))
       return "Invalid value " + value + " for configuration " + name + ": Not a number of type LONG";
+    auto one_of = [&](std::initializer_list<std::string_view> allowed) {
+      for (auto a : allowed)
+        if (value == a) return true;
+      return false;
+    };
+    if (name == "message.timestamp.type" && !one_of({"CreateTime", "LogAppendTime"}))
+      return "Invalid value " + value + " for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime";
+    if (name == "cleanup.policy" && !one_of({"delete", "compact", "compact,delete", "delete,compact"}))
+      return "Invalid value " + value + " for configuration cleanup.policy: String must be one of: compact, delete";
+    if (name == "compression.type" && !one_of({"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}))
+      return "Invalid value " + value + " for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer";
   }
   return std::nullopt;
 }
@@ -93,6 +124,18 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
     c.index_interval_bytes = static_cast<int32_t>(to_int(it->second, c.index_interval_bytes));
   if (auto it = overrides.find("max.message.bytes"); it != overrides.end())
     c.max_message_bytes = static_cast<int32_t>(to_int(it->second, c.max_message_bytes));
+  c.segment_ms = broker.log_roll_ms;
+  if (auto it = overrides.find("segment.ms"); it != overrides.end()) c.segment_ms = to_int(it->second, c.segment_ms);
+  c.flush_messages = broker.log_flush_interval_messages;
+  if (auto it = overrides.find("flush.messages"); it != overrides.end())
+    c.flush_messages = to_int(it->second, c.flush_messages);
+  c.flush_ms = broker.log_flush_interval_ms >= 0 ? broker.log_flush_interval_ms : INT64_MAX;
+  if (auto it = overrides.find("flush.ms"); it != overrides.end()) c.flush_ms = to_int(it->second, c.flush_ms);
+  std::string ts_type = broker.values.count("log.message.timestamp.type") ? broker.values.at("log.message.timestamp.type")
+                                                                          : "CreateTime";
+  if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) ts_type = it->second;
+  c.message_timestamp_type =
+      ts_type == "LogAppendTime" ? storage::timestamp_type::log_append_time : storage::timestamp_type::create_time;
   return c;
 }
 

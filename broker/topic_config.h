@@ -27,6 +27,11 @@ const topic_config_key* find_topic_config_key(std::string_view name);
 /// key, or the static default.
 std::string topic_config_default(const broker_config& broker, const topic_config_key& key);
 
+/// DescribeConfigs ConfigType (KIP-569): BOOLEAN 1, STRING 2, INT 3, SHORT 4, LONG 5, DOUBLE 6, LIST 7.
+int8_t topic_config_type(std::string_view name);
+/// Whether a key holds a list (IncrementalAlterConfigs APPEND/SUBTRACT apply only to these).
+bool topic_config_is_list(std::string_view name);
+
 /// Checks overrides given at CreateTopics/AlterConfigs: unknown keys and non-numeric values of numeric
 /// keys are errors (Kafka: INVALID_CONFIG) with a message naming the key.
 std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides);

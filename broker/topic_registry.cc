@@ -128,6 +128,29 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
   co_return kafka_error{};
 }
 
+kafka_error topic_registry::set_configs(const std::string& name, const std::map<std::string, std::string>& overrides,
+                                        bool validate_only) {
+  if (auto bad = validate_topic_configs(overrides)) return {error_code::invalid_config, *bad};
+  std::lock_guard lock(change_mutex_);
+  auto current = find(name);
+  if (!current) return {error_code::unknown_topic_or_partition, "Topic " + name + " does not exist."};
+  if (validate_only) return {};
+  if (auto r = store_.set_topic_configs(name, overrides); !r) return {from_coordination(r.err()), r.err().message};
+  auto changed = std::make_shared<topic>(*current);
+  changed->configs = overrides;
+  auto next = std::make_shared<topic_map>(*topics_.load());
+  (*next)[name] = changed;
+  publish(std::move(next));
+  const auto log_config = make_log_config(config_, overrides);
+  for (const auto& p : changed->partitions) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
+  log::info("topic {}: configs changed ({} overrides)", name, overrides.size());
+  return {};
+}
+
+void topic_registry::write_checkpoints() {
+  if (auto r = logs_.write_checkpoints(); !r) log::warn("writing checkpoints: {}", r.err().message);
+}
+
 void topic_registry::close_all() {
   for (const auto& t : all())
     for (const auto& p : t->partitions) p->close();

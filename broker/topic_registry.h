@@ -60,6 +60,16 @@ class topic_registry {
   /// strand and deletes the files. UNKNOWN_TOPIC_OR_PARTITION if absent.
   asio::awaitable<kafka_error> remove(std::string name);
 
+  /// Replaces a topic's config overrides (AlterConfigs semantics: the full set) after validating them;
+  /// persists, publishes the new topic object and applies the storage settings on each partition's
+  /// strand. UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG, KAFKA_STORAGE_ERROR.
+  kafka_error set_configs(const std::string& name, const std::map<std::string, std::string>& overrides,
+                          bool validate_only);
+
+  /// Writes the recovery-point and log-start-offset checkpoints of every log dir (thread-safe).
+  void write_checkpoints();
+  const std::vector<std::filesystem::path>& log_dirs() const { return logs_.log_dirs(); }
+
   /// Closes every partition's log (clean shutdown). Call after the io threads have stopped.
   void close_all();
 

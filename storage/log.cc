@@ -215,7 +215,7 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       auto checked = producer_state_->check_and_stage(producers, assigned);
       if (!checked) return checked.err();
       if (const auto& dup = checked.value()) {
-        append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, -1};
+        append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, append_time ? dup->max_timestamp : -1};
         r.duplicate = true;
         return r;
       }

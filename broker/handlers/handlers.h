@@ -5,15 +5,20 @@
 #include <optional>
 
 #include "broker/request_context.h"
+#include "protocol/messages/alter_configs.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_groups.h"
+#include "protocol/messages/delete_records.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/describe_log_dirs.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
 #include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/incremental_alter_configs.h"
 #include "protocol/messages/join_group.h"
 #include "protocol/messages/leave_group.h"
 #include "protocol/messages/list_groups.h"
@@ -50,6 +55,12 @@ task<protocol::describe_groups_response> describe_groups(handler_context&, reque
 task<protocol::list_groups_response> list_groups(handler_context&, request_context&, protocol::list_groups_request&);
 task<protocol::delete_groups_response> delete_groups(handler_context&, request_context&, protocol::delete_groups_request&);
 task<protocol::offset_delete_response> offset_delete(handler_context&, request_context&, protocol::offset_delete_request&);
+task<protocol::delete_records_response> delete_records(handler_context&, request_context&, protocol::delete_records_request&);
+task<protocol::describe_configs_response> describe_configs(handler_context&, request_context&, protocol::describe_configs_request&);
+task<protocol::alter_configs_response> alter_configs(handler_context&, request_context&, protocol::alter_configs_request&);
+task<protocol::incremental_alter_configs_response> incremental_alter_configs(handler_context&, request_context&,
+                                                                             protocol::incremental_alter_configs_request&);
+task<protocol::describe_log_dirs_response> describe_log_dirs(handler_context&, request_context&, protocol::describe_log_dirs_request&);
 
 // Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
 task<protocol::init_producer_id_response> init_producer_id(handler_context&, request_context&, protocol::init_producer_id_request&);

@@ -44,9 +44,17 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
         auto append_op = call_on(p->strand(), [p, batches] { return p->append(batches); });  // see fetch.cc
         auto appended = co_await std::move(append_op);
+        if (appended && p->flushes_on_append()) {
+          // A topic with flush.messages/flush.ms: acknowledge only what is on disk. A separate strand task,
+          // so appends queued meanwhile share its fsync (group commit).
+          auto flush_op = call_on(p->strand(), [p] { return p->flush_if_needed(); });
+          auto flushed = co_await std::move(flush_op);
+          if (!flushed) appended = flushed.err();
+        }
         if (appended) {
           pr.error_code = error_code::none;
           pr.base_offset = appended->base_offset;
+          pr.log_append_time_ms = appended->log_append_time;
           pr.log_start_offset = p->log_start_offset();
         } else {
           pr.error_code = from_storage(appended.err());
