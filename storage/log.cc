@@ -217,6 +217,9 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       if (const auto& dup = checked.value()) {
         append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, append_time ? dup->max_timestamp : -1};
         r.duplicate = true;
+        sluice::log::debug("storage: {}: duplicate of batch [{}, {}] of producer {} epoch {} seq {}: not written",
+                           dir_.string(), dup->first_offset, dup->last_offset, h->producer_id, h->producer_epoch,
+                           h->base_sequence);
         return r;
       }
     }

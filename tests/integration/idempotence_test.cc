@@ -7,6 +7,8 @@
 // by the producer state the broker rebuilds from its log.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <atomic>
 #include <iostream>
 #include <regex>
@@ -48,13 +50,66 @@ int on_stats(rd_kafka_t*, char* json, size_t len, void* opaque) {
   return 0;  // librdkafka frees json
 }
 
-// Sum of the per-broker "txretries" counters of a librdkafka statistics JSON.
-int64_t sum_txretries(const std::string& stats) {
-  static const std::regex re("\"txretries\":\\s*([0-9]+)");
-  int64_t total = 0;
-  for (auto it = std::sregex_iterator(stats.begin(), stats.end(), re); it != std::sregex_iterator(); ++it)
-    total += std::stoll((*it)[1].str());
-  return total;
+// Retry figures from a librdkafka statistics JSON. librdkafka does not count a batch re-sent after a
+// disconnect in "txretries" (that is for retriable error responses): it shows as messages transmitted
+// more than once (partition "txmsgs" above "msgs") and as broker "disconnects".
+struct retry_figures {
+  int64_t messages_produced = 0;     // sum of partition "msgs"
+  int64_t messages_transmitted = 0;  // sum of partition "txmsgs" (retransmissions included)
+  int64_t request_retries = 0;       // sum of broker "txretries"
+  int64_t disconnects = 0;           // sum of broker "disconnects"
+  int64_t produce_requests_sent = 0; // sum of broker "tx"
+  int64_t responses_received = 0;    // sum of broker "rx"
+};
+
+retry_figures parse_stats(const std::string& stats) {
+  retry_figures f;
+  if (stats.empty()) return f;
+  boost::system::error_code ec;
+  auto root = boost::json::parse(stats, ec);
+  if (ec || !root.is_object()) return f;
+  auto num = [](const boost::json::object& o, const char* k) -> int64_t {
+    const auto* v = o.if_contains(k);
+    return v && v->is_number() ? v->to_number<int64_t>() : 0;
+  };
+  if (const auto* brokers = root.as_object().if_contains("brokers"); brokers && brokers->is_object()) {
+    for (const auto& [name, b] : brokers->as_object()) {
+      f.request_retries += num(b.as_object(), "txretries");
+      f.disconnects += num(b.as_object(), "disconnects");
+      f.produce_requests_sent += num(b.as_object(), "tx");
+      f.responses_received += num(b.as_object(), "rx");
+    }
+  }
+  if (const auto* topics = root.as_object().if_contains("topics"); topics && topics->is_object()) {
+    for (const auto& [tname, t] : topics->as_object()) {
+      const auto* parts = t.as_object().if_contains("partitions");
+      if (!parts || !parts->is_object()) continue;
+      for (const auto& [pname, p] : parts->as_object()) {
+        f.messages_produced += num(p.as_object(), "msgs");
+        f.messages_transmitted += num(p.as_object(), "txmsgs");
+      }
+    }
+  }
+  return f;
+}
+
+// Batches written before the restart (last offset < the log end offset the restarted broker loaded) whose
+// retry the restarted broker deduplicated: parsed from the broker log after the "(run 2)" marker.
+size_t pre_restart_duplicates(const std::string& log) {
+  const auto run2 = log.find("(run 2)");
+  if (run2 == std::string::npos) return 0;
+  const std::string tail = log.substr(run2);
+  std::map<std::string, int64_t> loaded_leo;  // partition dir -> LEO at load
+  static const std::regex loaded(R"(loaded (\S+): .*log end offset (\d+))");
+  for (auto it = std::sregex_iterator(tail.begin(), tail.end(), loaded); it != std::sregex_iterator(); ++it)
+    loaded_leo.emplace((*it)[1].str(), std::stoll((*it)[2].str()));
+  static const std::regex dup(R"(storage: (\S+): duplicate of batch \[(\d+), (\d+)\])");
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(tail.begin(), tail.end(), dup); it != std::sregex_iterator(); ++it) {
+    auto l = loaded_leo.find((*it)[1].str());
+    if (l != loaded_leo.end() && std::stoll((*it)[3].str()) < l->second) ++n;
+  }
+  return n;
 }
 
 size_t count_occurrences(const std::string& text, const std::string& what) {
@@ -70,7 +125,8 @@ class IdempotenceTest : public ::testing::Test {
     broker_ = std::make_unique<broker_process>(std::map<std::string, std::string>{
         {"sluice.test.fault.produce.drop.response.rate", kDropRate},
         {"sluice.test.fault.seed", kSeed},
-        {"auto.create.topics.enable", "false"}});
+        {"auto.create.topics.enable", "false"},
+        {"sluice.log.level", "debug"}});  // the log counts dropped responses and deduplicated batches
     broker_->start();
     std::cout << "fault hook: drop rate " << kDropRate << ", seed " << kSeed << "\n";
   }
@@ -162,14 +218,22 @@ class IdempotenceTest : public ::testing::Test {
   }
 
   void report(const producer_run& run) {
+    if (std::getenv("SLUICE_IDEM_DUMP_STATS")) std::cout << "last librdkafka stats: " << run.last_stats << "\n";
     const auto dropped = count_occurrences(broker_->log_text(), "test hook: closing connection");
-    std::cout << "producer: acked " << run.acked << ", failed " << run.failed << ", librdkafka txretries "
-              << sum_txretries(run.last_stats) << ", responses dropped by the broker " << dropped << "\n";
+    const auto f = parse_stats(run.last_stats);
+    std::cout << "producer: acked " << run.acked << ", failed " << run.failed << "\n"
+              << "broker: Produce responses dropped by the test hook " << dropped << ", batches deduplicated "
+              << count_occurrences(broker_->log_text(), "not written") << "\n"
+              << "librdkafka: requests sent " << f.produce_requests_sent << ", responses received "
+              << f.responses_received << ", disconnects " << f.disconnects << ", txretries " << f.request_retries
+              << ", messages produced " << f.messages_produced << ", messages transmitted "
+              << f.messages_transmitted << " (" << (f.messages_transmitted - f.messages_produced)
+              << " re-sent)\n";
     for (const auto& [e, n] : run.errors) std::cout << "  delivery error " << e << " x" << n << "\n";
     EXPECT_EQ(run.acked, static_cast<size_t>(kRecords));
     EXPECT_EQ(run.failed, 0u);
     EXPECT_GT(dropped, 0u) << "the fault hook provoked no retry";
-    EXPECT_GT(sum_txretries(run.last_stats), 0);
+    EXPECT_GT(f.messages_transmitted, f.messages_produced) << "no record was re-sent";
   }
 
   std::unique_ptr<broker_process> broker_;
@@ -196,8 +260,11 @@ TEST_F(IdempotenceTest, ExactlyOnceAcrossKill9AndRestart) {
   ASSERT_TRUE(restarted);
   report(run);
   verify_exactly_once(topic);
-  // The restart rebuilt the producer state from the log (no clean-close snapshot after kill -9).
-  EXPECT_NE(broker_->log_text().find("run 2"), std::string::npos);
+  // The restart rebuilt the producer state from the log (no clean-close snapshot after kill -9). Whether a
+  // batch in flight at the kill was already written depends on timing: printed, not asserted (the wire
+  // test idempotence_wire_test.py checks a retry after kill -9 deterministically).
+  std::cout << "retries of batches written before the kill, deduplicated after the restart: "
+            << pre_restart_duplicates(broker_->log_text()) << "\n";
 }
 
 }  // namespace
