@@ -45,6 +45,12 @@ const std::map<std::string, std::string>& defaults() {
       {"offsets.topic.replication.factor", "3"},
       {"offsets.topic.num.partitions", "50"},
       {"group.initial.rebalance.delay.ms", "3000"},
+      {"group.min.session.timeout.ms", "6000"},
+      {"group.max.session.timeout.ms", "1800000"},
+      {"group.max.size", "2147483647"},
+      {"offsets.retention.minutes", "10080"},
+      {"offsets.retention.check.interval.ms", "600000"},
+      {"offset.metadata.max.bytes", "4096"},
       {"zookeeper.connect", ""},
       {"num.io.threads", "0"},
       {"num.network.threads", "3"},
@@ -192,6 +198,19 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(offsets_topic_num_partitions, "offsets.topic.num.partitions", int32_t, 1, INT32_MAX);
   SLUICE_INT(group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", int32_t, 0, INT32_MAX);
   SLUICE_INT(num_io_threads, "num.io.threads", int32_t, 0, 256);
+  // Group coordinator keys: read by broker/group_service.cc from `values`; validated here as Kafka does.
+  {
+    struct group_key { const char* key; int64_t lo, hi; };
+    for (const group_key& k : {group_key{"group.min.session.timeout.ms", 0, INT32_MAX},
+                               group_key{"group.max.session.timeout.ms", 0, INT32_MAX},
+                               group_key{"group.max.size", 1, INT32_MAX},
+                               group_key{"offsets.retention.minutes", 1, INT32_MAX},
+                               group_key{"offsets.retention.check.interval.ms", 1, INT64_MAX},
+                               group_key{"offset.metadata.max.bytes", 0, INT32_MAX}}) {
+      if (auto r = parse_int<int64_t>(v, k.key, k.lo, k.hi); !r) return r.err();
+    }
+  }
+
   if (!v["log.flush.interval.ms"].empty()) {
     SLUICE_INT(log_flush_interval_ms, "log.flush.interval.ms", int64_t, 0, INT64_MAX);
   }

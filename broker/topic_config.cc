@@ -6,9 +6,12 @@
 namespace sluice::broker {
 namespace {
 
-constexpr std::array<topic_config_key, 29> kKeys = {{
+constexpr std::array<topic_config_key, 34> kKeys = {{
     {"cleanup.policy", "log.cleanup.policy", "delete", false},
+    {"compression.gzip.level", "compression.gzip.level", "-1", true},
+    {"compression.lz4.level", "compression.lz4.level", "9", true},
     {"compression.type", "compression.type", "producer", false},
+    {"compression.zstd.level", "compression.zstd.level", "3", true},
     {"delete.retention.ms", "log.cleaner.delete.retention.ms", "86400000", true},
     {"file.delete.delay.ms", "log.segment.delete.delay.ms", "60000", true},
     {"flush.messages", "log.flush.interval.messages", "9223372036854775807", true},
@@ -27,6 +30,8 @@ constexpr std::array<topic_config_key, 29> kKeys = {{
     {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "0", true},
     {"min.insync.replicas", "min.insync.replicas", "1", true},
     {"preallocate", "log.preallocate", "false", false},
+    {"remote.log.copy.disable", "", "false", false},
+    {"remote.log.delete.on.disable", "", "false", false},
     {"remote.storage.enable", "", "false", false},
     {"retention.bytes", "log.retention.bytes", "-1", true},
     {"retention.ms", "log.retention.ms", "604800000", true},
@@ -61,10 +66,12 @@ const topic_config_key* find_topic_config_key(std::string_view name) {
 }
 
 int8_t topic_config_type(std::string_view name) {
-  static const std::array<std::string_view, 5> ints = {"index.interval.bytes", "max.message.bytes", "min.insync.replicas",
-                                                       "segment.bytes", "segment.index.bytes"};
-  static const std::array<std::string_view, 4> bools = {"preallocate", "unclean.leader.election.enable",
-                                                        "remote.storage.enable", "message.downconversion.enable"};
+  static const std::array<std::string_view, 8> ints = {"index.interval.bytes", "max.message.bytes", "min.insync.replicas",
+                                                       "segment.bytes", "segment.index.bytes", "compression.gzip.level",
+                                                       "compression.lz4.level", "compression.zstd.level"};
+  static const std::array<std::string_view, 6> bools = {"preallocate", "unclean.leader.election.enable",
+                                                        "remote.storage.enable", "message.downconversion.enable",
+                                                        "remote.log.copy.disable", "remote.log.delete.on.disable"};
   for (auto n : ints)
     if (n == name) return 3;
   for (auto n : bools)

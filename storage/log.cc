@@ -117,8 +117,11 @@ sluice::result<void> log::load(log_recovery_state state) {
     } else if (auto r = seg.recover(0); !r) {
       return r.err();
     }
-    if (!trusted) {
-      // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.
+    // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.
+    // A segment that ends at or below the checkpointed recovery point was flushed before (a clean
+    // shutdown checkpoints the LEO), so a restart after one costs no fsync.
+    const bool beyond_recovery_point = state.recovery_point < 0 || seg.next_offset() > state.recovery_point;
+    if (!trusted && beyond_recovery_point) {
       if (auto r = seg.flush(); !r) return r;
     }
     segments_.emplace(base, std::move(s.value()));
@@ -135,7 +138,7 @@ sluice::result<void> log::load(log_recovery_state state) {
   last_flush_ms_ = clock_.monotonic_ms();
   publish();
   if (auto r = rebuild_producer_state(); !r) return r;
-  sluice::log::info("storage: loaded {}: {} segment(s), log start offset {}, log end offset {}", dir_.string(),
+  sluice::log::debug("storage: loaded {}: {} segment(s), log start offset {}, log end offset {}", dir_.string(),
                     segments_.size(), log_start_offset_, log_end_offset_);
   return {};
 }
@@ -283,6 +286,8 @@ sluice::result<read_result> log::read(int64_t offset, int32_t max_bytes, int64_t
 
 sluice::result<void> log::flush() {
   if (segments_.empty()) return {};
+  // Nothing written since the last flush (or since recovery fsynced what it scanned): nothing to sync.
+  if (unflushed_records_ == 0 && recovery_point_ == log_end_offset_) return {};
   if (auto r = active().flush(); !r) return r;
   recovery_point_ = log_end_offset_;
   unflushed_records_ = 0;
@@ -440,6 +445,8 @@ sluice::result<void> log::rebuild_producer_state() {
 
 void log::snapshot_producer_state() {
   if (!producer_state_) return;
+  // Nothing appended since the snapshot at this offset (a clean log closed again): keep it, no fsync.
+  if (producer_state_->last_snapshot_offset() == log_end_offset_) return;
   producer_state_->set_map_end_offset(log_end_offset_);
   if (auto r = producer_state_->take_snapshot(); !r) {
     sluice::log::error("storage: {}: producer snapshot at {} failed: {}", dir_.string(), log_end_offset_,

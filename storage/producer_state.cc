@@ -290,6 +290,7 @@ sluice::result<void> producer_state_manager::take_snapshot() {
   }
   ::close(fd);
   if (::rename(tmp.c_str(), file.c_str()) != 0) return io("rename");
+  last_snapshot_offset_ = map_end_offset_;
   const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
@@ -336,6 +337,7 @@ std::optional<int64_t> producer_state_manager::load_latest_snapshot(int64_t max_
     }
     producers_ = std::move(*decoded);
     map_end_offset_ = *it;
+    last_snapshot_offset_ = *it;
     remove_expired(now_ms);
     return *it;
   }
@@ -350,6 +352,7 @@ void producer_state_manager::delete_snapshots_before(int64_t offset) {
 }
 
 void producer_state_manager::delete_snapshots_after(int64_t offset) {
+  if (last_snapshot_offset_ > offset) last_snapshot_offset_ = -1;
   std::error_code ec;
   for (int64_t o : snapshot_offsets())
     if (o > offset) std::filesystem::remove(snapshot_path(o), ec);

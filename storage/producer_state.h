@@ -108,6 +108,8 @@ class producer_state_manager {
   /// Writes the state as `<map_end_offset>.snapshot` (temp file, fsync, rename, fsync of the directory).
   /// Errors: errc::io_error.
   sluice::result<void> take_snapshot();
+  /// Offset of the snapshot last written or loaded by this manager (-1: none).
+  int64_t last_snapshot_offset() const { return last_snapshot_offset_; }
   /// Offsets of the snapshot files present, ascending.
   std::vector<int64_t> snapshot_offsets() const;
   /// Loads the newest valid snapshot whose offset <= `max_offset` (replacing the state); snapshot files
@@ -135,6 +137,7 @@ class producer_state_manager {
   int64_t expiration_ms_;
   std::map<int64_t, producer_state_entry> producers_;
   int64_t map_end_offset_ = 0;
+  int64_t last_snapshot_offset_ = -1;
 };
 
 }  // namespace sluice::storage

@@ -5,6 +5,7 @@ SLUICE_PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libspdlog-dev
   libgtest-dev librdkafka-dev kcat python3-kafka
+  strace
 )
 
 sluice_install_deps() {
