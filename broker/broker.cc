@@ -31,6 +31,13 @@ result<void> broker::start() {
       new handler_context{config_, *topics_, system_clock::instance(), store_->cluster_id(), nullptr});
   groups_ = std::make_unique<group_service>(config_, *topics_, system_clock::instance());
   context_->groups = groups_.get();
+  producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
+  context_->producer_ids = producer_ids_.get();
+  faults_ = std::make_unique<fault_injector>(config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
+  context_->faults = faults_.get();
+  if (faults_->enabled())
+    log::warn("TEST HOOK ACTIVE: sluice.test.fault.produce.drop.response.rate={} (seed {}): Produce responses are "
+              "dropped on purpose", config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
   groups_->start();  // replays __consumer_offsets if it exists
   server_ = std::make_unique<net::server>(io_, *context_);
   if (auto r = server_->listen(config_.listeners); !r) return r;

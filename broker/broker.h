@@ -7,6 +7,8 @@
 
 #include "base/clock.h"
 #include "broker/config.h"
+#include "broker/fault_injection.h"
+#include "broker/producer_id_manager.h"
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/net/server.h"
@@ -47,6 +49,8 @@ class broker {
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<topic_registry> topics_;
   std::unique_ptr<group_service> groups_;
+  std::unique_ptr<producer_id_manager> producer_ids_;
+  std::unique_ptr<fault_injector> faults_;
   std::unique_ptr<handler_context> context_;
   std::unique_ptr<net::server> server_;
   std::unique_ptr<log_maintenance> maintenance_;

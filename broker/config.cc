@@ -55,6 +55,10 @@ const std::map<std::string, std::string>& defaults() {
       {"num.io.threads", "0"},
       {"num.network.threads", "3"},
       {"sluice.log.level", "info"},
+      // idempotent producers (KIP-98) and the test hook of broker/fault_injection.h
+      {"producer.id.expiration.ms", "86400000"},
+      {"sluice.test.fault.produce.drop.response.rate", "0"},
+      {"sluice.test.fault.seed", "1"},
       {"log.message.timestamp.type", "CreateTime"},
       {"log.cleanup.policy", "delete"},
       {"compression.type", "producer"},
@@ -225,6 +229,17 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   } else {
     SLUICE_INT(log_roll_ms, "log.roll.hours", int64_t, 1, INT64_MAX / 3600000);
     c.log_roll_ms *= 3600000;
+  }
+  // --- idempotent producers (KIP-98) and the test hook of broker/fault_injection.h ---
+  SLUICE_INT(producer_id_expiration_ms, "producer.id.expiration.ms", int64_t, 1, INT64_MAX);
+  SLUICE_INT(test_fault_seed, "sluice.test.fault.seed", uint64_t, 0, INT64_MAX);
+  {
+    const std::string& text = v["sluice.test.fault.produce.drop.response.rate"];
+    double rate = -1;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), rate);
+    if (ec != std::errc() || ptr != text.data() + text.size() || !(rate >= 0 && rate <= 1))
+      return config_error("invalid value '" + text + "' for sluice.test.fault.produce.drop.response.rate: expected a number in [0, 1]");
+    c.test_fault_produce_drop_response_rate = rate;
   }
 #define SLUICE_CHECK_INT(key, lo) \
   if (auto r = parse_int<int64_t>(v, key, lo, INT64_MAX); !r) return r.err();

@@ -51,6 +51,10 @@ struct broker_config {
   std::string zookeeper_connect;                    // zookeeper.connect (empty: embedded single node)
   int32_t num_io_threads = 0;                       // num.io.threads (0: one per core)
   std::string log_level = "info";                   // sluice.log.level: trace, debug, info, warn, error
+  // --- idempotent producers (KIP-98) and their test hook (broker/fault_injection.h) ---
+  int64_t producer_id_expiration_ms = 86400000;     // producer.id.expiration.ms
+  double test_fault_produce_drop_response_rate = 0; // sluice.test.fault.produce.drop.response.rate (TEST HOOK)
+  uint64_t test_fault_seed = 1;                     // sluice.test.fault.seed (TEST HOOK)
 
   /// Every known key with its effective value as text (for DescribeConfigs and the log at start).
   std::map<std::string, std::string> values;

@@ -19,6 +19,8 @@ error_code from_storage(const error& e) {
     case storage::errc::invalid_argument: return error_code::invalid_request;
     case storage::errc::not_found: return error_code::unknown_topic_or_partition;
     case storage::errc::already_exists: return error_code::kafka_storage_error;
+    case storage::errc::out_of_order_sequence: return error_code::out_of_order_sequence_number;
+    case storage::errc::invalid_producer_epoch: return error_code::invalid_producer_epoch;
   }
   return error_code::unknown_server_error;
 }

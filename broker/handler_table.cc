@@ -34,7 +34,7 @@ using protocol::api_key;
 
 // Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
 // does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
-const std::array<handler_entry, 23> kTable = {{
+const std::array<handler_entry, 24> kTable = {{
     {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
     {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
     {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
@@ -53,6 +53,7 @@ const std::array<handler_entry, 23> kTable = {{
     {api_key::list_groups, 0, 5, &adapt<protocol::list_groups_request, handlers::list_groups>},
     {api_key::delete_groups, 0, 2, &adapt<protocol::delete_groups_request, handlers::delete_groups>},
     {api_key::offset_delete, 0, 0, &adapt<protocol::offset_delete_request, handlers::offset_delete>},
+    {api_key::init_producer_id, 0, 5, &adapt<protocol::init_producer_id_request, handlers::init_producer_id>},
     {api_key::delete_records, 0, 2, &adapt<protocol::delete_records_request, handlers::delete_records>},
     {api_key::describe_configs, 0, 4, &adapt<protocol::describe_configs_request, handlers::describe_configs>},
     {api_key::alter_configs, 0, 2, &adapt<protocol::alter_configs_request, handlers::alter_configs>},

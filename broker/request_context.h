@@ -10,6 +10,8 @@ namespace sluice::broker {
 
 class topic_registry;
 class group_service;
+class producer_id_manager;
+class fault_injector;
 
 /// What every handler may use: configuration, topics, time and an executor for timers.
 struct handler_context {
@@ -18,6 +20,8 @@ struct handler_context {
   sluice::clock& clock;
   std::string cluster_id;
   group_service* groups = nullptr;  // consumer group coordinators (broker/group_service.h)
+  producer_id_manager* producer_ids = nullptr;  // InitProducerId (broker/producer_id_manager.h)
+  fault_injector* faults = nullptr;             // test hooks (broker/fault_injection.h); never null once started
 };
 
 /// The request being handled: its header and where it came from. The frame buffer the request was
@@ -26,6 +30,7 @@ struct request_context {
   protocol::request_header header;
   std::string peer;  // "address:port" of the client, for logs
   boost::asio::any_io_executor executor;  // the connection's strand, for timers
+  bool close_connection = false;  // set by a handler: close the connection instead of answering (test hooks)
 };
 
 }  // namespace sluice::broker

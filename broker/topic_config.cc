@@ -125,6 +125,7 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   c.segment_bytes = broker.log_segment_bytes;
   c.index_interval_bytes = broker.log_index_interval_bytes;
   c.max_message_bytes = broker.message_max_bytes;
+  c.producer_id_expiration_ms = broker.producer_id_expiration_ms;  // a broker key in Kafka, not a topic key
   if (auto it = overrides.find("segment.bytes"); it != overrides.end()) c.segment_bytes = to_int(it->second, c.segment_bytes);
   if (auto it = overrides.find("index.interval.bytes"); it != overrides.end())
     c.index_interval_bytes = static_cast<int32_t>(to_int(it->second, c.index_interval_bytes));

@@ -26,6 +26,18 @@ struct topic_assignment {
   int32_t partition_count() const { return static_cast<int32_t>(replicas.size()); }
 };
 
+/// A range of producer ids reserved by one broker (Kafka's /latest_producer_id_block znode:
+/// {"version":1,"broker":<id>,"block_start":"<first>","block_end":"<last>"}). Inclusive bounds.
+struct producer_id_block {
+  int32_t broker_id = -1;
+  int64_t first = 0;
+  int64_t last = -1;
+  int64_t size() const { return last - first + 1; }
+};
+
+/// Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE.
+inline constexpr int64_t producer_id_block_size = 1000;
+
 /// Error codes of this layer, carried in sluice::error::code.
 enum class errc : int { ok = 0, topic_exists, unknown_topic, io_error };
 
@@ -46,6 +58,11 @@ class cluster_store {
   virtual result<void> set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) = 0;
   /// Adds partitions to a topic: `replicas` are appended. errc::unknown_topic if absent.
   virtual result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) = 0;
+  /// Reserves the next `size` producer ids for `broker_id` and persists the reservation before returning,
+  /// so ids are unique across restarts and brokers (KIP-98; Kafka's ProducerIdManager). The first block
+  /// starts at 0. errc::io_error if the reservation cannot be persisted (nothing is handed out then).
+  virtual result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
+                                                               int64_t size = producer_id_block_size) = 0;
 };
 
 /// A fresh random topic id (never all-zero), as Kafka's Uuid.randomUuid.

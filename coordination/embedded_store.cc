@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <climits>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -116,6 +117,15 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
       auto topic = from_json(t.as_object());
       store->topics_.emplace(topic.name, std::move(topic));
     }
+    if (const auto* b = root.if_contains("latest_producer_id_block")) {
+      const auto& o = b->as_object();
+      producer_id_block block;
+      block.broker_id = static_cast<int32_t>(o.at("broker").to_number<int64_t>());
+      block.first = std::stoll(json::value_to<std::string>(o.at("block_start")));
+      block.last = std::stoll(json::value_to<std::string>(o.at("block_end")));
+      if (block.first < 0 || block.last < block.first) throw std::runtime_error("bad latest_producer_id_block");
+      store->latest_producer_id_block_ = block;
+    }
   } catch (const std::exception& e) {
     return io_failure("corrupt " + store->file_.string() + ": " + e.what());
   }
@@ -125,8 +135,14 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
 result<void> embedded_store::persist() const {
   json::array topics;
   for (const auto& [name, t] : topics_) topics.push_back(to_json(t));
-  std::string text = json::serialize(json::object{{"version", 1}, {"cluster_id", cluster_id_},
-                                                  {"topics", std::move(topics)}});
+  json::object root{{"version", 1}, {"cluster_id", cluster_id_}, {"topics", std::move(topics)}};
+  if (latest_producer_id_block_) {
+    root["latest_producer_id_block"] =
+        json::object{{"version", 1}, {"broker", latest_producer_id_block_->broker_id},
+                     {"block_start", std::to_string(latest_producer_id_block_->first)},
+                     {"block_end", std::to_string(latest_producer_id_block_->last)}};
+  }
+  std::string text = json::serialize(root);
   auto tmp = file_;
   tmp += ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -212,6 +228,24 @@ result<void> embedded_store::add_partitions(const std::string& name,
     return r;
   }
   return {};
+}
+
+}  // namespace sluice::coordination
+
+namespace sluice::coordination {
+
+result<producer_id_block> embedded_store::allocate_producer_id_block(int32_t broker_id, int64_t size) {
+  std::lock_guard lock(mutex_);
+  if (size <= 0) return error{static_cast<int>(errc::io_error), "producer id block size must be positive"};
+  const int64_t first = latest_producer_id_block_ ? latest_producer_id_block_->last + 1 : 0;
+  if (first > INT64_MAX - size) return error{static_cast<int>(errc::io_error), "producer ids exhausted"};
+  auto previous = latest_producer_id_block_;
+  latest_producer_id_block_ = producer_id_block{broker_id, first, first + size - 1};
+  if (auto r = persist(); !r) {
+    latest_producer_id_block_ = previous;
+    return r.err();
+  }
+  return *latest_producer_id_block_;
 }
 
 }  // namespace sluice::coordination

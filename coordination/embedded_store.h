@@ -9,7 +9,9 @@
 namespace sluice::coordination {
 
 /// File: `<dir>/__cluster_metadata.json`:
-///   {"version":1,"cluster_id":"...","topics":[{"name":..,"id":"<base64>","replicas":[[0],[0]],"configs":{..}}]}
+///   {"version":1,"cluster_id":"...","topics":[{"name":..,"id":"<base64>","replicas":[[0],[0]],"configs":{..}}],
+///    "latest_producer_id_block":{"broker":0,"block_start":"0","block_end":"999"}}   (the last key once ids were
+///   reserved; block bounds are strings as in Kafka's znode, int64 does not fit a JSON double)
 /// Thread-safe through one mutex (admin path only).
 class embedded_store final : public cluster_store {
  public:
@@ -23,6 +25,9 @@ class embedded_store final : public cluster_store {
   result<void> delete_topic(const std::string& name) override;
   result<void> set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) override;
   result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) override;
+  /// Kept in the file as "latest_producer_id_block": {"broker":..,"block_start":..,"block_end":..}.
+  result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
+                                                       int64_t size = producer_id_block_size) override;
 
  private:
   explicit embedded_store(std::filesystem::path file) : file_(std::move(file)) {}
@@ -32,6 +37,7 @@ class embedded_store final : public cluster_store {
   mutable std::mutex mutex_;
   std::string cluster_id_;
   std::map<std::string, topic_assignment> topics_;
+  std::optional<producer_id_block> latest_producer_id_block_;
 };
 
 }  // namespace sluice::coordination

@@ -18,6 +18,11 @@ enum class errc : int {
   invalid_argument,     // caller error: bad topic name, negative partition, bad config    -> INVALID_REQUEST (42)
   not_found,            // no such partition log                                           -> UNKNOWN_TOPIC_OR_PARTITION (3)
   already_exists,       // duplicate partition directory across log dirs                   -> KAFKA_STORAGE_ERROR (56)
+  // Idempotent producers (KIP-98, storage/producer_state.h). A duplicate batch is not an error: append
+  // succeeds with the original offsets (append_result::duplicate). Since KIP-360 (Kafka 2.5) the log never
+  // answers UNKNOWN_PRODUCER_ID: a producer it has no state for is accepted at any sequence.
+  out_of_order_sequence,   // sequence gap, or a new epoch not starting at 0              -> OUT_OF_ORDER_SEQUENCE_NUMBER (45)
+  invalid_producer_epoch,  // batch epoch older than the producer's current epoch         -> INVALID_PRODUCER_EPOCH (47)
 };
 
 inline const char* to_string(errc e) {
@@ -32,6 +37,8 @@ inline const char* to_string(errc e) {
     case errc::invalid_argument: return "invalid_argument";
     case errc::not_found: return "not_found";
     case errc::already_exists: return "already_exists";
+    case errc::out_of_order_sequence: return "out_of_order_sequence";
+    case errc::invalid_producer_epoch: return "invalid_producer_epoch";
   }
   return "unknown";
 }

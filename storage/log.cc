@@ -137,6 +137,7 @@ sluice::result<void> log::load(log_recovery_state state) {
   recovery_point_ = log_end_offset_;  // everything is recovered and now counts as flushed-or-scanned
   last_flush_ms_ = clock_.monotonic_ms();
   publish();
+  if (auto r = rebuild_producer_state(); !r) return r;
   sluice::log::debug("storage: loaded {}: {} segment(s), log start offset {}, log end offset {}", dir_.string(),
                     segments_.size(), log_start_offset_, log_end_offset_);
   return {};
@@ -172,6 +173,7 @@ sluice::result<void> log::roll() {
   segments_.emplace(log_end_offset_, std::move(s.value()));
   recovery_point_ = log_end_offset_;
   publish();
+  snapshot_producer_state();  // Kafka: a producer snapshot at every new segment's base offset
   sluice::log::debug("storage: {}: rolled new segment at offset {}", dir_.string(), log_end_offset_);
   return {};
 }
@@ -188,6 +190,9 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   std::vector<batch_ref> refs;
   int64_t offset_span = 0;
   int64_t incoming_max_timestamp = -1;
+  const bool append_time = config_.message_timestamp_type == timestamp_type::log_append_time;
+  const int64_t now = clock_.now_ms();
+  producer_state_manager::pending_append producers;  // idempotence: staged, committed after the write
   for (size_t pos = 0; pos < batches.size();) {
     const auto rest = std::span<const uint8_t>(batches.data() + pos, batches.size() - pos);
     auto h = parse_record_batch_header(rest);
@@ -204,6 +209,23 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
                                                   std::to_string(h->records_count) + " with last offset delta " +
                                                   std::to_string(h->last_offset_delta));
     }
+    if (h->producer_id >= 0) {
+      // KIP-98: sequence/epoch checks against the producer state; a retried batch is answered with the
+      // offsets it was first written at, and nothing of this append is written (Kafka does the same).
+      record_batch_header assigned = *h;
+      assigned.base_offset = log_end_offset_ + offset_span;
+      if (append_time) assigned.max_timestamp = now;
+      auto checked = producer_state_->check_and_stage(producers, assigned);
+      if (!checked) return checked.err();
+      if (const auto& dup = checked.value()) {
+        append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, append_time ? dup->max_timestamp : -1};
+        r.duplicate = true;
+        sluice::log::debug("storage: {}: duplicate of batch [{}, {}] of producer {} epoch {} seq {}: not written",
+                           dir_.string(), dup->first_offset, dup->last_offset, h->producer_id, h->producer_epoch,
+                           h->base_sequence);
+        return r;
+      }
+    }
     refs.push_back({pos, static_cast<size_t>(h->size_bytes()), h->last_offset_delta});
     incoming_max_timestamp = std::max(incoming_max_timestamp, h->max_timestamp);
     offset_span += int64_t{h->last_offset_delta} + 1;
@@ -211,8 +233,6 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   }
 
   // 2. Roll first if this append would overfill or age out the active segment.
-  const bool append_time = config_.message_timestamp_type == timestamp_type::log_append_time;
-  const int64_t now = clock_.now_ms();
   if (append_time) incoming_max_timestamp = now;
   if (should_roll(static_cast<int64_t>(batches.size()), offset_span, now, incoming_max_timestamp)) {
     if (auto r = roll(); !r) return r.err();
@@ -237,6 +257,13 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   if (auto r = active().append(batches); !r) return r.err();
   log_end_offset_ = next;
   unflushed_records_ += result.record_count;
+  producer_state_->commit(std::move(producers));
+  producer_state_->set_map_end_offset(log_end_offset_);
+  if (now - last_producer_expiry_check_ms_ >= config_.producer_id_expiration_check_interval_ms) {
+    last_producer_expiry_check_ms_ = now;
+    producer_state_->set_expiration_ms(config_.producer_id_expiration_ms);
+    producer_state_->remove_expired(now);
+  }
   return result;
 }
 
@@ -272,6 +299,7 @@ sluice::result<void> log::flush() {
 void log::close() {
   if (closed_) return;
   if (auto r = flush(); !r) sluice::log::error("storage: {}: flush on close failed: {}", dir_.string(), r.err().message);
+  snapshot_producer_state();  // a clean close leaves nothing to replay at the next open
   for (auto& [base, seg] : segments_) seg->close();
   closed_ = true;
 }
@@ -332,6 +360,7 @@ sluice::result<int> log::delete_old_segments(int64_t retention_ms, int64_t reten
   }
   log_start_offset_ = std::max(log_start_offset_, segments_.begin()->first);
   publish();
+  if (deleted > 0) producer_state_->delete_snapshots_before(segments_.begin()->first);
   return deleted;
 }
 
@@ -346,6 +375,7 @@ sluice::result<int64_t> log::delete_records_before(int64_t offset) {
     if (auto r = delete_segment(segments_.begin()); !r) return r.err();
   }
   publish();
+  producer_state_->delete_snapshots_before(segments_.begin()->first);
   return log_start_offset_;
 }
 
@@ -380,7 +410,48 @@ sluice::result<void> log::truncate_to(int64_t offset) {
   log_start_offset_ = std::min(log_start_offset_, log_end_offset_);
   recovery_point_ = std::min(recovery_point_, log_end_offset_);
   publish();
+  producer_state_->delete_snapshots_after(log_end_offset_);
+  return rebuild_producer_state();
+}
+
+// ---- idempotent producers ------------------------------------------------------------------------------
+
+sluice::result<void> log::rebuild_producer_state() {
+  const int64_t now = clock_.now_ms();
+  if (!producer_state_) producer_state_ = std::make_unique<producer_state_manager>(dir_, config_.producer_id_expiration_ms);
+  producer_state_->set_expiration_ms(config_.producer_id_expiration_ms);
+  const auto snapshot = producer_state_->load_latest_snapshot(log_end_offset_, now);
+  // Without a snapshot (first start with this feature, or none written yet) the whole log is replayed.
+  const int64_t from = snapshot ? *snapshot : log_start_offset_;
+  if (!snapshot) producer_state_->reset(from);
+  int64_t replayed = 0;
+  for (auto& [base, seg] : segments_) {
+    if (seg->next_offset() <= from) continue;
+    auto r = seg->for_each_batch_header(from, [&](const record_batch_header& h) {
+      if (h.last_offset() < from) return;
+      producer_state_->replay(h);
+      ++replayed;
+    });
+    if (!r) return r;
+  }
+  producer_state_->set_map_end_offset(log_end_offset_);
+  producer_state_->remove_expired(now);
+  last_producer_expiry_check_ms_ = now;
+  sluice::log::debug("storage: {}: producer state: snapshot {}, {} batch(es) replayed, {} producer(s)", dir_.string(),
+                     snapshot ? std::to_string(*snapshot) : std::string("none"), replayed,
+                     producer_state_->producers().size());
   return {};
+}
+
+void log::snapshot_producer_state() {
+  if (!producer_state_) return;
+  // Nothing appended since the snapshot at this offset (a clean log closed again): keep it, no fsync.
+  if (producer_state_->last_snapshot_offset() == log_end_offset_) return;
+  producer_state_->set_map_end_offset(log_end_offset_);
+  if (auto r = producer_state_->take_snapshot(); !r) {
+    sluice::log::error("storage: {}: producer snapshot at {} failed: {}", dir_.string(), log_end_offset_,
+                       r.err().message);
+  }
 }
 
 }  // namespace sluice::storage

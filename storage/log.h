@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "storage/producer_state.h"
 #include "storage/record_batch.h"
 #include "storage/segment.h"
 
@@ -28,6 +29,9 @@ struct log_config {
   int64_t flush_messages = INT64_MAX;   // flush.messages: fsync after this many unflushed records
   int64_t flush_ms = INT64_MAX;         // flush.ms: fsync when the oldest unflushed append is this old
   timestamp_type message_timestamp_type = timestamp_type::create_time;  // message.timestamp.type
+  // --- idempotent producers (storage/producer_state.h); broker-level keys in Kafka ---
+  int64_t producer_id_expiration_ms = 86400000;                 // producer.id.expiration.ms
+  int64_t producer_id_expiration_check_interval_ms = 600000;    // producer.id.expiration.check.interval.ms
 };
 
 struct append_result {
@@ -36,6 +40,9 @@ struct append_result {
   int64_t max_timestamp;  // largest batch max timestamp (the append time for LogAppendTime)
   int32_t record_count;
   int64_t log_append_time = -1;  // added: the broker time stamped on LogAppendTime batches, else -1
+  // Idempotence: the batch was a retry of one already in the log; nothing was written and the offsets
+  // above are those of the ORIGINAL batch (record_count 0).
+  bool duplicate = false;
 };
 
 /// Where log::open starts recovery; read from the log dir's checkpoint files by the log_manager.
@@ -141,7 +148,18 @@ class log {
   sluice::result<bool> flush_if_needed();
 
   /// Removes every batch with offset >= `offset` (whole batches; for replica truncation, KIP-101).
+  /// Producer snapshots above `offset` are deleted and the producer state is rebuilt.
   sluice::result<void> truncate_to(int64_t offset);
+
+  // ---- idempotent producers (KIP-98) ---------------------------------------------------------------
+  // append() checks every batch with a producer id (>= 0) against the producer state: a retry of one of
+  // the producer's last 5 batches succeeds with its original offsets and is not written again
+  // (append_result::duplicate); errc::out_of_order_sequence / errc::invalid_producer_epoch reject the
+  // append (nothing written). The state is snapshotted to `<offset>.snapshot` at every roll and at close;
+  // open() loads the newest snapshot and replays the batch headers after it.
+
+  /// The producer state of this partition (strand only).
+  producer_state_manager& producer_state() { return *producer_state_; }
 
  private:
   log(std::filesystem::path dir, log_config config, sluice::clock& clock);
@@ -150,6 +168,11 @@ class log {
   bool should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_t max_timestamp) const;
   sluice::result<void> roll();
   sluice::result<void> delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it);
+  // Idempotence: newest snapshot <= LEO, then the batch headers after it (storage/producer_state.h).
+  sluice::result<void> rebuild_producer_state();
+  void snapshot_producer_state();
+  std::unique_ptr<producer_state_manager> producer_state_;
+  int64_t last_producer_expiry_check_ms_ = 0;
 
   std::filesystem::path dir_;
   log_config config_;

@@ -317,6 +317,20 @@ sluice::result<std::optional<batch_position>> segment::find_batch(int64_t offset
   return std::optional<batch_position>();
 }
 
+sluice::result<void> segment::for_each_batch_header(int64_t from_offset,
+                                                    const std::function<void(const record_batch_header&)>& fn) const {
+  auto first = find_batch(from_offset);
+  if (!first) return first.err();
+  if (!first.value()) return {};
+  for (int64_t pos = first.value()->position; pos < size_;) {
+    auto h = read_header(pos);
+    if (!h) return h.err();
+    fn(*h);
+    pos += h->size_bytes();
+  }
+  return {};
+}
+
 sluice::result<std::optional<read_result>> segment::read(int64_t offset, int32_t max_bytes, int64_t max_offset,
                                                          bool min_one_batch) const {
   auto first = find_batch(offset);

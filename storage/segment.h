@@ -5,6 +5,7 @@
 // segment is deleted (the fd is shared). Not thread-safe: owned by the partition's log, on its strand.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,6 +60,11 @@ class segment {
 
   /// The first batch whose last offset >= `offset` (the one containing it, or the next), or nullopt.
   sluice::result<std::optional<batch_position>> find_batch(int64_t offset) const;
+
+  /// Calls `fn` with the header of each batch whose last offset >= `from_offset`, in file order (reads the
+  /// 61-byte headers only, no CRC check: the segment was recovered at load). For rebuilding producer state.
+  sluice::result<void> for_each_batch_header(int64_t from_offset,
+                                             const std::function<void(const record_batch_header&)>& fn) const;
 
   /// Whole batches from the one containing `offset` (see log::read for the limits). nullopt when this
   /// segment holds nothing at or after `offset`.

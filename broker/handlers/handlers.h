@@ -17,6 +17,7 @@
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/heartbeat.h"
+#include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/incremental_alter_configs.h"
 #include "protocol/messages/join_group.h"
 #include "protocol/messages/leave_group.h"
@@ -60,6 +61,9 @@ task<protocol::alter_configs_response> alter_configs(handler_context&, request_c
 task<protocol::incremental_alter_configs_response> incremental_alter_configs(handler_context&, request_context&,
                                                                              protocol::incremental_alter_configs_request&);
 task<protocol::describe_log_dirs_response> describe_log_dirs(handler_context&, request_context&, protocol::describe_log_dirs_request&);
+
+// Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
+task<protocol::init_producer_id_response> init_producer_id(handler_context&, request_context&, protocol::init_producer_id_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);

@@ -3,6 +3,7 @@
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/fault_injection.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -66,6 +67,11 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
     resp.responses.push_back(std::move(tr));
   }
   if (req.acks == 0) co_return std::nullopt;
+  // Test hook (broker/fault_injection.h): the batches are in the log, the client never learns it.
+  if (hc.faults != nullptr && hc.faults->drop_produce_response()) {
+    rc.close_connection = true;
+    co_return std::nullopt;
+  }
   co_return resp;
 }
 

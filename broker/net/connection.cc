@@ -119,6 +119,12 @@ asio::awaitable<void> connection::run() {
                   reader.error_offset(), reader.error_message());
         break;
       }
+      if (rc.close_connection) {
+        // Test hook (broker/fault_injection.h): the request took effect but its response is dropped.
+        log::info("test hook: closing connection from {} without answering {} v{} (correlation id {})", peer_,
+                  protocol::api_name(h.api_key), h.api_version, h.correlation_id);
+        break;
+      }
       if (outcome.what == handler_outcome::kind::respond) co_await write_frame(outcome.frame);
     }
   } catch (const boost::system::system_error& e) {

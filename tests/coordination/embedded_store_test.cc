@@ -69,5 +69,29 @@ TEST_F(embedded_store_test, corrupt_file_is_an_error_not_a_silent_reset) {
   EXPECT_EQ(store.err().code, static_cast<int>(errc::io_error));
 }
 
+TEST_F(embedded_store_test, producer_id_blocks_are_unique_across_reopen) {
+  {
+    auto store = embedded_store::open(dir_);
+    ASSERT_TRUE(store.ok());
+    auto a = (*store)->allocate_producer_id_block(0);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(a->first, 0);
+    EXPECT_EQ(a->last, producer_id_block_size - 1);
+    auto b = (*store)->allocate_producer_id_block(0);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->first, producer_id_block_size);
+  }
+  // The reservation is persisted: a restarted broker never hands out an id of an earlier block.
+  auto store = embedded_store::open(dir_);
+  ASSERT_TRUE(store.ok());
+  auto c = (*store)->allocate_producer_id_block(3, 10);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->first, 2 * producer_id_block_size);
+  EXPECT_EQ(c->last, 2 * producer_id_block_size + 9);
+  EXPECT_EQ(c->broker_id, 3);
+  // Topics are still readable next to the new key.
+  EXPECT_TRUE((*store)->topics().empty());
+}
+
 }  // namespace
 }  // namespace sluice::coordination
