@@ -26,6 +26,7 @@ import subprocess
 import time
 
 import sluice_harness as h
+from kafka_wire import read_uvarint, uvarint
 
 MAX_REQUEST = 1048576
 CLOSE_TIMEOUT = 5.0
@@ -41,28 +42,6 @@ def header_v1(api_key, version, corr, client_id=b"itest-garbage"):
 
 def frame(payload):
     return struct.pack(">i", len(payload)) + payload
-
-
-def uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def read_uvarint(buf, pos):
-    shift = value = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
 
 
 def recv_exact(sock, n, deadline):

@@ -15,6 +15,7 @@ import struct
 import time
 
 import sluice_harness as h
+from kafka_wire import Conn, nstring
 
 # ---- CRC32C (Castagnoli), table-driven ------------------------------------------------------------------
 _T = []
@@ -57,45 +58,7 @@ def record_batch(values, producer_id, epoch, base_seq):
     return struct.pack(">qiibI", 0, batch_length, -1, 2, crc32c(after_crc)) + after_crc
 
 
-# ---- framing ------------------------------------------------------------------------------------------------
-def nstring(s):
-    if s is None:
-        return struct.pack(">h", -1)
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
-class Conn:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.corr = 0
-
-    def call(self, api_key, version, body, flexible=False):
-        self.corr += 1
-        header = struct.pack(">hhi", api_key, version, self.corr) + nstring("idem-wire")
-        if flexible:
-            header += b"\x00"  # header v2: no tagged fields
-        payload = header + body
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", self._recv(4))[0]
-        resp = self._recv(size)
-        corr = struct.unpack(">i", resp[:4])[0]
-        assert corr == self.corr, "correlation id %d, expected %d" % (corr, self.corr)
-        return resp[5:] if flexible else resp[4:]  # flexible responses have a tagged-field byte (except ApiVersions)
-
-    def _recv(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed")
-            buf += chunk
-        return buf
-
-    def close(self):
-        self.sock.close()
-
-
+# ---- requests -----------------------------------------------------------------------------------------------
 def init_producer_id(conn, transactional_id=None, version=0):
     if version >= 2:
         # compact nullable string, timeout, producer id/epoch (v3+), tagged fields
@@ -108,9 +71,9 @@ def init_producer_id(conn, transactional_id=None, version=0):
         if version >= 3:
             body += struct.pack(">qh", -1, -1)
         body += b"\x00"
-        resp = conn.call(22, version, body, flexible=True)
+        resp = conn.request(22, version, body, flexible=True)[1:]  # past the response header's tags
     else:
-        resp = conn.call(22, version, nstring(transactional_id) + struct.pack(">i", 60000))
+        resp = conn.request(22, version, nstring(transactional_id) + struct.pack(">i", 60000))
     _throttle, err, pid, epoch = struct.unpack(">ihqh", resp[:16])
     return err, pid, epoch
 
@@ -118,7 +81,7 @@ def init_producer_id(conn, transactional_id=None, version=0):
 def produce(conn, topic, batch, acks=-1):
     body = nstring(None) + struct.pack(">hi", acks, 10000) + struct.pack(">i", 1) + nstring(topic)
     body += struct.pack(">i", 1) + struct.pack(">i", 0) + struct.pack(">i", len(batch)) + batch
-    resp = conn.call(0, 3, body)
+    resp = conn.request(0, 3, body)
     pos = 4  # responses array count
     nlen = struct.unpack(">h", resp[pos:pos + 2])[0]
     pos += 2 + nlen + 4
@@ -134,7 +97,7 @@ def create_topic(port, topic):
 
 
 def main(broker, check):
-    conn = Conn(broker.port)
+    conn = Conn(broker.port, "idem-wire")
     # 1. InitProducerId
     e1, p1, ep1 = init_producer_id(conn)
     e2, p2, ep2 = init_producer_id(conn, version=4)
@@ -147,7 +110,7 @@ def main(broker, check):
     # 2. unique across restarts
     check.eq(broker.stop(), 0, "clean stop")
     broker.start()
-    conn = Conn(broker.port)
+    conn = Conn(broker.port, "idem-wire")
     e3, p3, _ = init_producer_id(conn)
     check.eq(e3, 0, "InitProducerId after restart")
     check.true(p3 > max(p1, p2) and p3 >= 1000, "id after restart %d comes from a new block" % p3)
@@ -174,7 +137,7 @@ def main(broker, check):
     # 4. kill -9: the retry of the last batch is still recognised (state rebuilt from the log)
     broker.kill9()
     broker.start()
-    conn = Conn(broker.port)
+    conn = Conn(broker.port, "idem-wire")
     check.eq(produce(conn, topic, record_batch([b"d"], pid, 1, 0)), (0, 3), "retry after kill -9: original offset")
     check.eq(produce(conn, topic, record_batch([b"f"], other, 0, 42)), (0, 4), "retry of the other producer after kill -9")
     check.eq(produce(conn, topic, record_batch([b"g"], pid, 1, 1)), (0, 5), "next batch after kill -9")

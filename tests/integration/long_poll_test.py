@@ -19,43 +19,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kafka_wire  # noqa: E402
 import sluice_harness as h  # noqa: E402
-
-
-def _str(s):
-    b = s.encode()
-    return struct.pack(">h", len(b)) + b
-
-
-class Conn:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.corr = 0
-
-    def request(self, api_key, version, body, flexible=False):
-        self.corr += 1
-        hdr = struct.pack(">hhi", api_key, version, self.corr) + _str("longpoll-test")
-        if flexible:
-            hdr += b"\x00"  # request header v2: no tagged fields
-        frame = hdr + body
-        self.sock.sendall(struct.pack(">i", len(frame)) + frame)
-        size = struct.unpack(">i", self._recv(4))[0]
-        data = self._recv(size)
-        corr = struct.unpack(">i", data[:4])[0]
-        assert corr == self.corr, "correlation id %d != %d" % (corr, self.corr)
-        return data[4:]
-
-    def _recv(self, n):
-        out = b""
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise RuntimeError("connection closed by the broker")
-            out += chunk
-        return out
-
-    def close(self):
-        self.sock.close()
+from kafka_wire import nstring, uvarint  # noqa: E402
 
 
 class Reader:
@@ -85,7 +51,7 @@ class Reader:
 def fetch_v4(conn, topic, partitions, max_wait_ms, min_bytes, max_bytes=1 << 20):
     """partitions: [(partition, offset)]. Returns (elapsed_s, {partition: (error, hw, records_bytes)})."""
     body = struct.pack(">iiiib", -1, max_wait_ms, min_bytes, max_bytes, 0)
-    body += struct.pack(">i", 1) + _str(topic) + struct.pack(">i", len(partitions))
+    body += struct.pack(">i", 1) + nstring(topic) + struct.pack(">i", len(partitions))
     for p, off in partitions:
         body += struct.pack(">iqi", p, off, 1 << 20)
     t = time.monotonic()
@@ -105,17 +71,6 @@ def fetch_v4(conn, topic, partitions, max_wait_ms, min_bytes, max_bytes=1 << 20)
     return elapsed, out
 
 
-def _uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
 def _read_uvarint(r):
     shift, n = 0, 0
     while True:
@@ -129,8 +84,8 @@ def _read_uvarint(r):
 def list_offsets_v7(conn, topic, partition, timestamp):
     """ListOffsets v7 (flexible: request header v2, compact arrays/strings, tagged fields)."""
     t = topic.encode()
-    body = struct.pack(">ib", -1, 0) + _uvarint(2) + _uvarint(len(t) + 1) + t
-    body += _uvarint(2) + struct.pack(">iiq", partition, -1, timestamp) + b"\x00"  # partition tags
+    body = struct.pack(">ib", -1, 0) + uvarint(2) + uvarint(len(t) + 1) + t
+    body += uvarint(2) + struct.pack(">iiq", partition, -1, timestamp) + b"\x00"  # partition tags
     body += b"\x00" + b"\x00"  # topic tags, request tags
     r = Reader(conn.request(2, 7, body, flexible=True))
     _read_uvarint(r)  # response header tags
@@ -155,7 +110,7 @@ def main(broker, check):
     producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=(2, 5, 0), acks=1, linger_ms=0)
     producer.send("warm", b"warm-up", partition=0).get(timeout=10)  # connection and metadata ready
 
-    conn = Conn(broker.port)
+    conn = kafka_wire.Conn(broker.port, "longpoll-test")
     # 1. Empty partition: the response waits for max_wait_ms.
     for i in range(3):
         el, parts = fetch_v4(conn, "lp", [(0, 0)], 400, 1)
