@@ -28,6 +28,13 @@ struct topic {
   bool internal = false;
 };
 
+/// Partition `index` of `t`, or nullptr when there is no such topic or partition (the request then gets
+/// UNKNOWN_TOPIC_OR_PARTITION).
+inline std::shared_ptr<partition> partition_of(const std::shared_ptr<const topic>& t, int32_t index) {
+  if (!t || index < 0 || index >= static_cast<int32_t>(t->partitions.size())) return nullptr;
+  return t->partitions[static_cast<size_t>(index)];
+}
+
 /// What CreateTopics asks for (after defaults are resolved by the caller).
 struct topic_spec {
   std::string name;

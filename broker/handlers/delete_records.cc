@@ -21,10 +21,10 @@ task<response> delete_records(handler_context& hc, request_context&, protocol::d
       response::delete_records_partition_result pr;
       pr.partition_index = dp.partition_index;
       pr.low_watermark = -1;
-      if (!t || dp.partition_index < 0 || dp.partition_index >= static_cast<int32_t>(t->partitions.size())) {
+      auto p = partition_of(t, dp.partition_index);
+      if (!p) {
         pr.error_code = error_code::unknown_topic_or_partition;
       } else {
-        auto p = t->partitions[static_cast<size_t>(dp.partition_index)];
         const int64_t offset = dp.offset;
         auto delete_op = call_on(p->strand(), [p, offset] { return p->delete_records_before(offset); });
         auto r = co_await std::move(delete_op);

@@ -32,12 +32,12 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
       pr.timestamp = -1;
       pr.offset = -1;
       pr.leader_epoch = -1;
-      if (!t || lp.partition_index < 0 || lp.partition_index >= static_cast<int32_t>(t->partitions.size())) {
+      auto p = partition_of(t, lp.partition_index);
+      if (!p) {
         pr.error_code = error_code::unknown_topic_or_partition;
         tr.partitions.push_back(std::move(pr));
         continue;
       }
-      const auto& p = t->partitions[static_cast<size_t>(lp.partition_index)];
       if (lp.current_leader_epoch >= 0 && lp.current_leader_epoch != p->leader_epoch()) {
         pr.error_code = lp.current_leader_epoch < p->leader_epoch() ? error_code::fenced_leader_epoch
                                                                      : error_code::unknown_leader_epoch;

@@ -27,18 +27,18 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
       pr.base_offset = -1;
       pr.log_append_time_ms = -1;
       pr.log_start_offset = -1;
+      auto p = partition_of(t, pd.index);
       if (version < 3) {
         // Message formats v0/v1 (Produce v0-2) are not stored; Kafka 4.0 answers the same (KIP-896).
         pr.error_code = error_code::unsupported_version;
       } else if (!acks_valid) {
         pr.error_code = error_code::invalid_required_acks;
-      } else if (!t || pd.index < 0 || pd.index >= static_cast<int32_t>(t->partitions.size())) {
+      } else if (!p) {
         pr.error_code = error_code::unknown_topic_or_partition;
       } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
         pr.error_code = error_code::invalid_record;
         pr.error_message = "Produce request has no record batches";
       } else {
-        auto p = t->partitions[static_cast<size_t>(pd.index)];
         // The frame buffer belongs to the connection and outlives this call; storage rewrites the base
         // offset and partition leader epoch of each batch in place before writing it.
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
