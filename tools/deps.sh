@@ -27,6 +27,12 @@ sluice_install_deps() {
 
 sluice_build() {
   local dir="$1"; shift
-  cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
+  # ccache, when a developer has it, is shared between checkouts: paths are hashed relative to the root.
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR="$SLUICE_ROOT" CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null &&
     cmake --build "$dir" -j "$(nproc)"
 }
