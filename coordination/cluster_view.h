@@ -1,0 +1,95 @@
+#pragma once
+// What the broker follows about the cluster: live brokers, topics, and each partition's leader and ISR.
+// Two implementations: the embedded single node (this broker leads every partition) and ZooKeeper
+// (DESIGN.md §5), where a ZooKeeper-elected controller writes the partition states and every broker
+// follows them through watches.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "coordination/cluster_store.h"
+
+namespace sluice::coordination {
+
+/// A live broker as registered in /brokers/ids/<id> (Kafka's znode: host, port, endpoints, rack).
+struct broker_registration {
+  int32_t id = -1;
+  std::string host;
+  int32_t port = 0;
+  std::string listener_name = "PLAINTEXT";
+  std::optional<std::string> rack;
+};
+
+/// Leader and ISR of one partition: Kafka's /brokers/topics/<t>/partitions/<p>/state
+/// {"controller_epoch":..,"leader":..,"version":1,"leader_epoch":..,"isr":[..]}.
+struct partition_state {
+  int32_t leader = -1;  // -1: no leader (offline partition)
+  int32_t leader_epoch = 0;
+  std::vector<int32_t> isr;
+  int32_t controller_epoch = 0;
+  /// The znode's version (ZooKeeper Stat.version) this state was read at; conditional updates check it.
+  /// -1 when the state has not been written yet.
+  int32_t version = -1;
+};
+
+/// The cluster at one moment. Immutable once published.
+struct cluster_snapshot {
+  std::string cluster_id;
+  int32_t controller_id = -1;
+  /// False after this broker lost its coordination session, until it has registered again: the broker
+  /// must not act as leader or coordinator meanwhile (it answers NOT_LEADER_OR_FOLLOWER).
+  bool registered = true;
+  std::map<int32_t, broker_registration> brokers;                   // live brokers by id
+  std::map<std::string, topic_assignment, std::less<>> topics;      // assignment and config overrides
+  std::map<std::string, std::vector<partition_state>, std::less<>> states;  // states[topic][partition]
+  uint64_t sequence = 0;  // grows with every publication
+
+  /// The state of one partition, or nullptr when unknown.
+  const partition_state* state(std::string_view topic, int32_t partition) const {
+    auto it = states.find(topic);
+    if (it == states.end() || partition < 0 || partition >= static_cast<int32_t>(it->second.size())) return nullptr;
+    return &it->second[static_cast<size_t>(partition)];
+  }
+};
+
+/// Error codes of cluster_view operations, carried in sluice::error::code (after cluster_store's errc).
+enum class view_errc : int { version_conflict = 100, not_registered, timeout, unavailable };
+
+/// Thread-safety: every method may be called from any thread. Subscribers are called on a coordination
+/// thread, one call at a time, in publication order; they must not block (post work to a strand).
+class cluster_view {
+ public:
+  virtual ~cluster_view() = default;
+
+  /// Registers `self` (ZooKeeper: the ephemeral /brokers/ids/<id>; also takes part in controller
+  /// election) and returns once the first snapshot is published. Errors: unavailable (no session within
+  /// the connection timeout), a registration conflict (another live broker has the id).
+  virtual result<void> start(const broker_registration& self) = 0;
+
+  /// The newest snapshot (never null after start()).
+  virtual std::shared_ptr<const cluster_snapshot> snapshot() const = 0;
+
+  /// Adds a subscriber called after every publication.
+  virtual void subscribe(std::function<void(std::shared_ptr<const cluster_snapshot>)> on_change) = 0;
+
+  /// A partition leader records an ISR change (Kafka's conditional update of the state znode): writes
+  /// `next` only if the stored version still equals `next.version`; returns the state as stored, with its
+  /// new version. Errors: version_conflict (the controller or another write got there first; re-read the
+  /// snapshot), not_registered, unavailable.
+  virtual result<partition_state> update_isr(const std::string& topic, int32_t partition,
+                                             const partition_state& next) = 0;
+
+  /// Controlled shutdown: asks the controller to move every leadership away from this broker and to
+  /// drop it from ISRs, and waits up to `timeout_ms` for that to be done. Embedded: returns at once.
+  virtual result<void> controlled_shutdown(int64_t timeout_ms) = 0;
+
+  /// Deregisters and stops following (closes the session). Idempotent.
+  virtual void stop() = 0;
+};
+
+}  // namespace sluice::coordination
