@@ -1,5 +1,6 @@
 #include "broker/error_map.h"
 
+#include "broker/partition.h"
 #include "coordination/cluster_store.h"
 #include "storage/errc.h"
 
@@ -8,6 +9,8 @@ namespace sluice::broker {
 using protocol::error_code;
 
 error_code from_storage(const error& e) {
+  if (e.code == static_cast<int>(partition_errc::not_leader)) return error_code::not_leader_or_follower;
+  if (e.code == static_cast<int>(partition_errc::not_enough_replicas)) return error_code::not_enough_replicas;
   switch (static_cast<storage::errc>(e.code)) {
     case storage::errc::ok: return error_code::none;
     case storage::errc::corrupt_message: return error_code::corrupt_message;

@@ -18,7 +18,7 @@ struct kafka_error {
 /// unsupported_magic -> UNSUPPORTED_FOR_MESSAGE_FORMAT, invalid_record -> INVALID_RECORD,
 /// offset_out_of_range -> OFFSET_OUT_OF_RANGE, not_found -> UNKNOWN_TOPIC_OR_PARTITION (also a partition
 /// deleted under the request), invalid_argument -> INVALID_REQUEST, io_error and already_exists ->
-/// KAFKA_STORAGE_ERROR.
+/// KAFKA_STORAGE_ERROR; also partition_errc::not_leader -> NOT_LEADER_OR_FOLLOWER.
 protocol::error_code from_storage(const error& e);
 
 /// coordination::errc -> Kafka: topic_exists -> TOPIC_ALREADY_EXISTS, unknown_topic ->

@@ -83,15 +83,17 @@ kafka_error group_service::ensure_topic() {
     topic_spec spec;
     spec.name = std::string(consumer_offsets_topic);
     spec.num_partitions = config_.offsets_topic_num_partitions;
-    spec.replication_factor = std::min<int16_t>(config_.offsets_topic_replication_factor, 1);  // live brokers: 1
+    int16_t live = 1;  // single node
+    if (auto c = topics_.cluster(); c && topics_.cluster_mode()) live = static_cast<int16_t>(std::max<size_t>(c->brokers.size(), 1));
+    spec.replication_factor = std::min<int16_t>(config_.offsets_topic_replication_factor, live);
     spec.configs = {{"cleanup.policy", "compact"}};
     auto err = topics_.create(spec, false);
     if (!err.ok() && err.code != protocol::error_code::topic_already_exists) {
       log::error("groups: cannot create {}: {}", consumer_offsets_topic, err.message);
       return err;
     }
-    t = topics_.find(consumer_offsets_topic);
-    if (!t) return {protocol::error_code::coordinator_not_available, "__consumer_offsets not available"};
+    t = topics_.find(consumer_offsets_topic);  // cluster mode: only once the snapshot brought it back
+    if (!t) return {protocol::error_code::coordinator_not_available, "__consumer_offsets not available yet"};
     log::info("groups: created {} with {} partitions", consumer_offsets_topic, t->partitions.size());
   }
   load_shards(t->partitions);
@@ -108,6 +110,10 @@ void group_service::load_shards(const std::vector<std::shared_ptr<partition>>& p
   }
   auto next = std::make_shared<std::vector<std::shared_ptr<shard>>>();
   for (const auto& p : parts) {
+    if (!p) {  // cluster mode: no replica of this partition here, so never its coordinator
+      next->push_back(nullptr);
+      continue;
+    }
     auto s = std::make_shared<shard>();
     s->part = p;
     s->log = std::make_unique<partition_log>(p, clock_);
@@ -119,22 +125,51 @@ void group_service::load_shards(const std::vector<std::shared_ptr<partition>>& p
   }
   shards_.store(next);
   for (auto& s : *next) {
+    if (!s) continue;
+    // Single node: every shard is led here. Cluster mode: a shard loads when its partition's leadership
+    // arrives (on_leadership_change), which may be now.
     asio::post(s->strand(), [this, s] {
+      if (!s->part->is_leader()) return;
       replay(*s);
       arm_timer(s);
     });
   }
 }
 
+void group_service::on_leadership_change(const std::shared_ptr<partition>& p, bool leader) {
+  if (p->topic() != consumer_offsets_topic) return;
+  if (shards_.load()->empty()) {
+    std::lock_guard lock(mutex_);
+    if (auto t = topics_.find(consumer_offsets_topic)) load_shards(t->partitions);
+    return;  // load_shards replays the shards led here
+  }
+  auto all = shards_.load();
+  if (p->index() >= static_cast<int32_t>(all->size())) return;
+  auto s = (*all)[static_cast<size_t>(p->index())];
+  if (!s || s->part != p) return;
+  asio::post(s->strand(), [this, s, leader] {
+    if (leader && s->part->is_leader()) {
+      log::info("groups: coordinator for {}-{}: loading", s->part->topic(), s->part->index());
+      replay(*s);
+      arm_timer(s);
+    } else if (!leader) {
+      log::info("groups: {}-{} led elsewhere now: unloading its groups", s->part->topic(), s->part->index());
+      s->coordinator->unload();
+      s->armed.reset();
+      s->timer->cancel();
+    }
+  });
+}
+
 void group_service::replay(shard& s) {
   auto& c = *s.coordinator;
   c.begin_loading();
   int64_t offset = s.part->log_start_offset();
-  const int64_t end = s.part->high_watermark();
+  const int64_t end = s.part->log_end_offset();  // a new leader loads everything it has (Kafka: to the LEO)
   size_t records = 0;
   std::vector<uint8_t> buf;
   while (offset < end) {
-    auto r = s.part->read(offset, 1 << 20, true);
+    auto r = s.part->read_for_follower(offset, 1 << 20, true);
     if (!r || r->region.size == 0 || !r->region.file) {
       if (!r) log::error("groups: replay of {}-{} stopped at {}: {}", s.part->topic(), s.part->index(), offset, r.err().message);
       break;

@@ -45,7 +45,12 @@ class group_service {
   /// loads its shards. Errors: the CreateTopics error.
   kafka_error ensure_topic();
 
-  /// The shard coordinating `group_id` (Kafka's partitionFor), or null while there is no topic.
+  /// Cluster mode: a __consumer_offsets partition became led here (its groups are replayed from its log)
+  /// or stopped being led here (its groups are unloaded). Other topics are ignored. Any thread.
+  void on_leadership_change(const std::shared_ptr<partition>& p, bool leader);
+
+  /// The shard coordinating `group_id` (Kafka's partitionFor), or null while there is no topic or, in
+  /// cluster mode, when this broker has no replica of its partition.
   std::shared_ptr<shard> shard_for(std::string_view group_id) const;
   std::vector<std::shared_ptr<shard>> shards() const;
 

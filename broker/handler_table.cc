@@ -55,6 +55,7 @@ const std::array<handler_entry, 24> kTable = {{
     {api_key::offset_delete, 0, 0, &adapt<protocol::offset_delete_request, handlers::offset_delete>},
     {api_key::init_producer_id, 0, 5, &adapt<protocol::init_producer_id_request, handlers::init_producer_id>},
     {api_key::delete_records, 0, 2, &adapt<protocol::delete_records_request, handlers::delete_records>},
+    {api_key::offset_for_leader_epoch, 0, 4, &adapt<protocol::offset_for_leader_epoch_request, handlers::offset_for_leader_epoch>},
     {api_key::describe_configs, 0, 4, &adapt<protocol::describe_configs_request, handlers::describe_configs>},
     {api_key::alter_configs, 0, 2, &adapt<protocol::alter_configs_request, handlers::alter_configs>},
     {api_key::describe_log_dirs, 0, 4, &adapt<protocol::describe_log_dirs_request, handlers::describe_log_dirs>},

@@ -67,6 +67,7 @@ asio::awaitable<void> log_maintenance::run() {
       const int64_t retention_ms = topic_long(*t, "retention.ms", config_.log_retention_ms);
       const int64_t retention_bytes = topic_long(*t, "retention.bytes", config_.log_retention_bytes);
       for (const auto& p : t->partitions) {
+        if (!p) continue;  // cluster mode: no replica here
         auto op = call_on(p->strand(), [p, retain, retention_ms, retention_bytes] {
           int n = 0;
           if (retain) {

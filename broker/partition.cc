@@ -1,6 +1,9 @@
 #include "broker/partition.h"
 
+#include <algorithm>
 #include <cassert>
+
+#include "base/logging.h"
 
 #include "storage/errc.h"
 #include "storage/record_batch.h"
@@ -18,15 +21,177 @@ partition::partition(std::string topic, int32_t index, storage::log* log, asio::
   flushes_on_append_.store(log_->config().flush_messages != INT64_MAX, std::memory_order_release);
 }
 
+int64_t partition::isr_min_log_end_offset() const {
+  int64_t lowest = log_->log_end_offset();
+  for (const auto& f : followers_) {
+    if (std::find(isr_.begin(), isr_.end(), f.broker_id) == isr_.end()) continue;
+    // An ISR member that has not fetched under this epoch yet holds the HW where it is (Kafka: the HW
+    // only moves once every ISR member's LEO is known).
+    lowest = std::min(lowest, f.log_end_offset < 0 ? high_watermark() : f.log_end_offset);
+  }
+  return lowest;
+}
+
 void partition::publish_offsets() {
-  int64_t start = log_->log_start_offset();
-  int64_t end = log_->log_end_offset();
-  // Single node: every appended record is on every replica there is, so HW = LEO.
-  assert(start <= end);
+  const int64_t start = log_->log_start_offset();
+  const int64_t end = log_->log_end_offset();
+  int64_t hw = high_watermark();
+  if (role() == replica_role::leader) {
+    // The HW never goes back while leading; with no followers in the ISR it is the LEO.
+    hw = std::max(hw, isr_min_log_end_offset());
+  }
+  hw = std::clamp(hw, start, end);
+  assert(start <= hw && hw <= end);
   log_start_offset_.store(start, std::memory_order_release);
   log_end_offset_.store(end, std::memory_order_release);
-  high_watermark_.store(end, std::memory_order_release);
+  high_watermark_.store(hw, std::memory_order_release);
   size_bytes_.store(log_->size_bytes(), std::memory_order_release);
+}
+
+void partition::become_leader(int32_t self_id, int32_t leader_epoch, std::vector<int32_t> replicas,
+                              std::vector<int32_t> isr, int32_t state_version, int64_t now_ms) {
+  if (closed_) return;
+  const bool new_epoch = role() != replica_role::leader || leader_epoch != this->leader_epoch();
+  self_id_ = self_id;
+  replicas_ = std::move(replicas);
+  if (new_epoch) {
+    followers_.clear();
+    for (int32_t r : replicas_)
+      if (r != self_id) followers_.push_back({r, -1, now_ms});  // Kafka: caught up "now" at election
+    if (auto r = log_->leader_epochs().assign(leader_epoch, log_->log_end_offset()); !r)
+      log::warn("{}-{}: leader epoch cache: {}", topic_, index_, r.err().message);
+  }
+  isr_ = std::move(isr);
+  state_version_ = state_version;
+  isr_change_pending_ = false;
+  leader_epoch_.store(leader_epoch, std::memory_order_release);
+  leader_id_.store(self_id, std::memory_order_release);
+  isr_size_.store(static_cast<int32_t>(isr_.size()), std::memory_order_release);
+  role_.store(replica_role::leader, std::memory_order_release);
+  publish_offsets();
+  wake_waiters();
+}
+
+void partition::become_follower(int32_t leader_id, int32_t leader_epoch) {
+  if (closed_) return;
+  role_.store(leader_id < 0 ? replica_role::offline : replica_role::follower, std::memory_order_release);
+  leader_id_.store(leader_id, std::memory_order_release);
+  leader_epoch_.store(leader_epoch, std::memory_order_release);
+  followers_.clear();
+  isr_.clear();
+  isr_size_.store(0, std::memory_order_release);
+  isr_change_pending_ = false;
+  publish_offsets();
+  wake_waiters();
+}
+
+void partition::apply_isr(const isr_change& stored) {
+  if (closed_ || role() != replica_role::leader || stored.leader_epoch != leader_epoch()) return;
+  isr_ = stored.isr;
+  state_version_ = stored.version;
+  isr_change_pending_ = false;
+  isr_size_.store(static_cast<int32_t>(isr_.size()), std::memory_order_release);
+  publish_offsets();
+  wake_waiters();  // the HW may have moved (a shrink), and acks=-1 waiters re-check min.insync.replicas
+}
+
+std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms) {
+  if (closed_ || role() != replica_role::leader) return std::nullopt;
+  auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == broker_id; });
+  if (it == followers_.end()) return std::nullopt;
+  const int64_t leo = log_->log_end_offset();
+  it->log_end_offset = std::min(fetch_offset, leo);
+  if (fetch_offset >= leo) it->last_caught_up_ms = now_ms;
+  const int64_t before = high_watermark();
+  publish_offsets();
+  if (high_watermark() != before) wake_waiters();
+  const bool in_isr = std::find(isr_.begin(), isr_.end(), broker_id) != isr_.end();
+  if (in_isr || isr_change_pending_) return std::nullopt;
+  // Kafka's isFollowerInSync: caught up to the HW and into the current leader epoch.
+  const int64_t epoch_start = log_->leader_epochs().entries().empty() ? 0 : log_->leader_epochs().entries().back().start_offset;
+  if (it->log_end_offset < high_watermark() || it->log_end_offset < epoch_start) return std::nullopt;
+  isr_change change{leader_epoch(), isr_, state_version_};
+  change.isr.push_back(broker_id);
+  isr_change_pending_ = true;
+  return change;
+}
+
+std::optional<isr_change> partition::propose_isr_shrink(int64_t now_ms, int64_t lag_max_ms) {
+  if (closed_ || role() != replica_role::leader || isr_change_pending_) return std::nullopt;
+  isr_change change{leader_epoch(), {}, state_version_};
+  for (int32_t r : isr_) {
+    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == r; });
+    const bool lagging = it != followers_.end() && now_ms - it->last_caught_up_ms > lag_max_ms;
+    if (!lagging) change.isr.push_back(r);
+  }
+  if (change.isr.size() == isr_.size()) return std::nullopt;
+  isr_change_pending_ = true;
+  return change;
+}
+
+error partition::not_following() const {
+  return error{static_cast<int>(partition_errc::not_leader),
+               topic_ + "-" + std::to_string(index_) + " no longer follows at that leader epoch"};
+}
+
+result<storage::append_result> partition::append_as_follower(std::span<const uint8_t> batches,
+                                                             int64_t leader_high_watermark,
+                                                             int64_t leader_log_start_offset, int32_t leader_epoch) {
+  if (!follows_at(leader_epoch)) return not_following();
+  auto r = log_->append_as_follower(batches);
+  if (!r) return r;
+  update_follower_offsets(leader_high_watermark, leader_log_start_offset, leader_epoch);
+  return r;
+}
+
+void partition::update_follower_offsets(int64_t leader_high_watermark, int64_t leader_log_start_offset,
+                                        int32_t leader_epoch) {
+  if (!follows_at(leader_epoch)) return;
+  if (leader_log_start_offset > log_->log_start_offset()) {
+    const int64_t to = std::min(leader_log_start_offset, log_->log_end_offset());
+    if (auto d = log_->delete_records_before(to); d) (void)log_->leader_epochs().truncate_from_start(to);
+  }
+  high_watermark_.store(std::clamp(leader_high_watermark, log_->log_start_offset(), log_->log_end_offset()),
+                        std::memory_order_release);
+  publish_offsets();
+  wake_waiters();
+}
+
+result<void> partition::truncate_to(int64_t offset, int32_t leader_epoch) {
+  if (!follows_at(leader_epoch)) return not_following();
+  if (high_watermark() > offset) high_watermark_.store(std::max(offset, log_->log_start_offset()), std::memory_order_release);
+  auto r = log_->truncate_to(offset);
+  publish_offsets();
+  return r;
+}
+
+result<void> partition::truncate_fully_and_start_at(int64_t offset, int32_t leader_epoch) {
+  if (!follows_at(leader_epoch)) return not_following();
+  auto r = log_->truncate_fully_and_start_at(offset);
+  high_watermark_.store(log_->log_end_offset(), std::memory_order_release);
+  publish_offsets();
+  return r;
+}
+
+int32_t partition::latest_epoch() { return closed_ ? -1 : log_->leader_epochs().latest_epoch(); }
+
+storage::epoch_entry partition::end_offset_for_epoch(int32_t epoch) {
+  if (closed_) return {storage::leader_epoch_cache::undefined_epoch, storage::leader_epoch_cache::undefined_offset};
+  return log_->leader_epochs().end_offset_for(epoch, log_->log_end_offset());
+}
+
+result<storage::read_result> partition::read_for_follower(int64_t offset, int32_t max_bytes, bool min_one_batch) {
+  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  return log_->read(offset, max_bytes, log_end_offset(), min_one_batch);
+}
+
+void partition::park_follower(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset) {
+  if (closed_ || log_end_offset() > offset || role() != replica_role::leader) {
+    waiter->wake();
+    return;
+  }
+  if (waiters_.size() >= 64) std::erase_if(waiters_, [](const std::weak_ptr<fetch_waiter>& w) { return w.expired(); });
+  waiters_.push_back(waiter);
 }
 
 namespace {
@@ -47,12 +212,23 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches) {
   if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
   if (has_control_batch(batches))
     return error{static_cast<int>(storage::errc::invalid_record), "clients may not write control batches"};
-  auto r = log_->append(batches, leader_epoch_);
+  if (role() != replica_role::leader)
+    return error{static_cast<int>(partition_errc::not_leader), topic_ + "-" + std::to_string(index_) + " is not led here"};
+  auto r = log_->append(batches, leader_epoch());
   if (r) {
     publish_offsets();
     wake_waiters();
   }
   return r;
+}
+
+result<storage::append_result> partition::append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas) {
+  if (acks == -1 && role() == replica_role::leader && isr_size() < min_insync_replicas) {
+    return error{static_cast<int>(partition_errc::not_enough_replicas),
+                 "The size of the current ISR " + std::to_string(isr_size()) + " is insufficient to satisfy the min.isr requirement of " +
+                     std::to_string(min_insync_replicas) + " for partition " + topic_ + "-" + std::to_string(index_)};
+  }
+  return append(batches);
 }
 
 result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
@@ -82,6 +258,7 @@ result<bool> partition::flush_if_needed() {
 result<int> partition::enforce_retention(int64_t retention_ms, int64_t retention_bytes) {
   if (closed_) return 0;
   auto r = log_->delete_old_segments(retention_ms, retention_bytes, high_watermark());
+  if (r && *r > 0) (void)log_->leader_epochs().truncate_from_start(log_->log_start_offset());
   publish_offsets();
   return r;
 }
@@ -94,6 +271,7 @@ result<int64_t> partition::delete_records_before(int64_t offset) {
     return error{static_cast<int>(storage::errc::offset_out_of_range),
                  "offset " + std::to_string(offset) + " is above the high watermark " + std::to_string(hw)};
   auto r = log_->delete_records_before(offset);
+  if (r) (void)log_->leader_epochs().truncate_from_start(*r);
   publish_offsets();
   return r;
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <boost/asio.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,35 @@ class fetch_waiter : public std::enable_shared_from_this<fetch_waiter> {
   std::atomic<bool> woken_{false};
 };
 
-/// One partition of a topic led by this broker.
+/// Errors of the partition layer, carried in sluice::error::code beside storage::errc (a disjoint range);
+/// error_map turns them into NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS.
+enum class partition_errc : int { not_leader = 200, not_enough_replicas };
+
+/// What this broker is for a partition (Kafka's Partition leader/follower state).
+enum class replica_role : uint8_t { leader, follower, offline };
+
+/// A follower as its leader sees it (Kafka's Replica state on the leader).
+struct follower_progress {
+  int32_t broker_id = -1;
+  int64_t log_end_offset = -1;    // its last fetch offset; -1 until it fetched under this leader epoch
+  int64_t last_caught_up_ms = 0;  // last time its fetch reached the leader's LEO (Kafka's lastCaughtUpTimeMs)
+};
+
+/// A proposed ISR change, made by the leader and written to the coordination store by the caller
+/// (broker/replication/replica_manager.h); applied with apply_isr() once stored.
+struct isr_change {
+  int32_t leader_epoch = 0;
+  std::vector<int32_t> isr;
+  int32_t version = -1;  // the partition-state version the change is based on
+};
+
+/// One partition replica held by this broker: the leader, a follower, or offline (no leader known).
 ///
-/// Strand: `strand()`. The log, the waiter list and `closed_` are touched only on it. The offsets are
-/// atomics written on the strand and readable from anywhere (Metadata, ListOffsets), with the invariant
-/// log start offset <= high watermark <= log end offset.
+/// Strand: `strand()`. The log, the waiter list, the replica sets and `closed_` are touched only on it.
+/// The offsets, role, leader and leader epoch are atomics written on the strand and readable from anywhere
+/// (Metadata, ListOffsets), with the invariant log start offset <= high watermark <= log end offset.
+/// High watermark (leader): the smallest LEO over the ISR (the leader's own included); follower: the
+/// leader's high watermark as last fetched, capped by its own LEO.
 class partition {
  public:
   using strand_type = asio::strand<asio::any_io_executor>;
@@ -48,11 +73,63 @@ class partition {
   int64_t log_start_offset() const { return log_start_offset_.load(std::memory_order_acquire); }
   int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
   int64_t log_end_offset() const { return log_end_offset_.load(std::memory_order_acquire); }
-  int32_t leader_epoch() const { return leader_epoch_; }
+  int32_t leader_epoch() const { return leader_epoch_.load(std::memory_order_acquire); }
+  replica_role role() const { return role_.load(std::memory_order_acquire); }
+  bool is_leader() const { return role() == replica_role::leader; }
+  /// The leader's broker id (-1: none known).
+  int32_t leader_id() const { return leader_id_.load(std::memory_order_acquire); }
+  /// Size of the ISR as last applied (leader only; readable from anywhere, for Metadata).
+  int32_t isr_size() const { return isr_size_.load(std::memory_order_acquire); }
   /// The partition's directory (fixed at open; readable from any thread).
   const std::filesystem::path& dir() const { return dir_; }
 
   // --- on strand() only ---
+
+  // Roles (applied by broker/replication/replica_manager.cc from the cluster's partition states).
+  /// Leads at `leader_epoch` with `replicas` and `isr` (the state's version kept for ISR updates). A new
+  /// epoch starts at the current LEO in the leader epoch cache. Followers' progress restarts.
+  void become_leader(int32_t self_id, int32_t leader_epoch, std::vector<int32_t> replicas, std::vector<int32_t> isr,
+                     int32_t state_version, int64_t now_ms);
+  /// Follows `leader_id` at `leader_epoch` (-1 leader: offline). Parked fetches and acks=-1 produces are
+  /// woken so they answer NOT_LEADER_OR_FOLLOWER.
+  void become_follower(int32_t leader_id, int32_t leader_epoch);
+  /// Leader: the ISR as stored (a change made by the controller, or ours confirmed). Ignored for another
+  /// epoch.
+  void apply_isr(const isr_change& stored);
+  std::vector<int32_t> isr() const { return isr_; }
+  const std::vector<int32_t>& replicas() const { return replicas_; }
+  int32_t state_version() const { return state_version_; }
+
+  /// Leader: a follower fetched at `fetch_offset` (its LEO). Advances the high watermark, wakes waiters.
+  /// Returns a proposed ISR expansion when the follower is out of the ISR and has caught up to the high
+  /// watermark (Kafka's maybeExpandIsr), unless a change is already pending.
+  std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms);
+  /// Leader: proposes removing followers that have not caught up for `lag_max_ms`
+  /// (replica.lag.time.max.ms; Kafka's maybeShrinkIsr), unless a change is already pending.
+  std::optional<isr_change> propose_isr_shrink(int64_t now_ms, int64_t lag_max_ms);
+  /// The pending change was not stored (conflict or error): a new proposal may be made.
+  void clear_pending_isr() { isr_change_pending_ = false; }
+
+  /// Follower: appends batches fetched from the leader as they are, then takes the leader's high watermark
+  /// (capped by the LEO) and log start offset. Wakes parked replica fetches.
+  /// Every follower-side change below is refused (partition_errc::not_leader) unless this replica still
+  /// follows at `leader_epoch`: a fetch answered after a role change must not touch the log.
+  result<storage::append_result> append_as_follower(std::span<const uint8_t> batches, int64_t leader_high_watermark,
+                                                    int64_t leader_log_start_offset, int32_t leader_epoch);
+  /// Follower: the leader's high watermark and log start offset from a fetch that carried no records.
+  void update_follower_offsets(int64_t leader_high_watermark, int64_t leader_log_start_offset, int32_t leader_epoch);
+  /// Follower truncation (KIP-101): removes everything at and above `offset`.
+  result<void> truncate_to(int64_t offset, int32_t leader_epoch);
+  /// Follower far behind a leader whose log starts at `offset`: empties the log and starts it there.
+  result<void> truncate_fully_and_start_at(int64_t offset, int32_t leader_epoch);
+  /// The newest leader epoch in the log's epoch cache (-1: none).
+  int32_t latest_epoch();
+  /// OffsetForLeaderEpoch (leader side): where `epoch` ends in this log.
+  storage::epoch_entry end_offset_for_epoch(int32_t epoch);
+  /// Reads like read() but up to the LEO (a follower's fetch).
+  result<storage::read_result> read_for_follower(int64_t offset, int32_t max_bytes, bool min_one_batch);
+  /// Parks a follower's fetch until the LEO passes `offset`.
+  void park_follower(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset);
 
   /// Appends record batches as received (base offsets and leader epoch rewritten in place). On a single
   /// node the high watermark follows the log end offset at once. Wakes parked fetches. Errors: storage
@@ -60,6 +137,9 @@ class partition {
   /// by a client (Kafka's LogValidator: only coordinators write control records), errc::not_found after
   /// close().
   result<storage::append_result> append(std::span<uint8_t> batches);
+  /// Produce with acks=-1 (KIP-98 min.insync.replicas): as append(), but refused with
+  /// partition_errc::not_enough_replicas while the ISR is smaller than `min_insync_replicas`.
+  result<storage::append_result> append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas);
 
   /// Flush policy (flush.messages / flush.ms): fsyncs when due. Run as its own strand task after an
   /// append, so every append queued on the strand meanwhile shares the one fsync (group commit).
@@ -99,13 +179,25 @@ class partition {
  private:
   void publish_offsets();
   void wake_waiters();
+  int64_t isr_min_log_end_offset() const;  // leader: smallest LEO over the ISR
+  bool follows_at(int32_t epoch) const { return !closed_ && role() == replica_role::follower && leader_epoch() == epoch; }
+  error not_following() const;
 
   std::string topic_;
   int32_t index_;
   storage::log* log_;  // owned by the log_manager; not touched once closed_ (it may be deleted then)
   std::filesystem::path dir_;
   strand_type strand_;
-  int32_t leader_epoch_ = 0;
+  std::atomic<int32_t> leader_epoch_{0};
+  std::atomic<replica_role> role_{replica_role::leader};
+  std::atomic<int32_t> leader_id_{-1};
+  std::atomic<int32_t> isr_size_{1};
+  int32_t self_id_ = -1;
+  std::vector<int32_t> replicas_;
+  std::vector<int32_t> isr_;
+  std::vector<follower_progress> followers_;  // leader: every replica but this broker
+  int32_t state_version_ = -1;
+  bool isr_change_pending_ = false;
   bool closed_ = false;
   std::atomic<int64_t> log_start_offset_{0};
   std::atomic<int64_t> high_watermark_{0};

@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "broker/config.h"
+#include "coordination/cluster_view.h"
 #include "protocol/header.h"
 
 namespace sluice::broker {
@@ -12,6 +13,7 @@ class topic_registry;
 class group_service;
 class producer_id_manager;
 class fault_injector;
+class replica_manager;
 
 /// What every handler may use: configuration, topics, time and an executor for timers.
 struct handler_context {
@@ -22,6 +24,8 @@ struct handler_context {
   group_service* groups = nullptr;  // consumer group coordinators (broker/group_service.h)
   producer_id_manager* producer_ids = nullptr;  // InitProducerId (broker/producer_id_manager.h)
   fault_injector* faults = nullptr;             // test hooks (broker/fault_injection.h); never null once started
+  replica_manager* replicas = nullptr;          // cluster mode: roles, fetchers, ISR (broker/replication/)
+  coordination::cluster_view* cluster = nullptr;  // never null once started (embedded or ZooKeeper)
 };
 
 /// The request being handled: its header and where it came from. The frame buffer the request was

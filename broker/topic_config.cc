@@ -146,4 +146,14 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   return c;
 }
 
+int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides) {
+  auto it = overrides.find("min.insync.replicas");
+  if (it == overrides.end()) return broker.min_insync_replicas;
+  try {
+    return std::max(1, std::stoi(it->second));
+  } catch (...) {
+    return broker.min_insync_replicas;
+  }
+}
+
 }  // namespace sluice::broker

@@ -36,6 +36,9 @@ bool topic_config_is_list(std::string_view name);
 /// keys are errors (Kafka: INVALID_CONFIG) with a message naming the key.
 std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides);
 
+/// min.insync.replicas of a topic: its override, else the broker's min.insync.replicas.
+int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides);
+
 /// The storage settings of a topic's partitions: broker defaults, then the topic's overrides.
 storage::log_config make_log_config(const broker_config& broker, const std::map<std::string, std::string>& overrides);
 

@@ -1,5 +1,9 @@
 #include "broker/topic_registry.h"
 
+#include "coordination/replica_assignment.h"
+
+#include <algorithm>
+
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/topic_config.h"
@@ -79,10 +83,11 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
   if (spec.replication_factor < 1)
     return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
+  if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
+  if (cluster_mode()) return create_in_cluster(spec, validate_only);
   if (spec.replication_factor > 1)  // one live broker in the embedded single-node mode
     return {error_code::invalid_replication_factor,
             "Replication factor: " + std::to_string(spec.replication_factor) + " larger than available brokers: 1."};
-  if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
 
   std::lock_guard lock(change_mutex_);
   if (find(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
@@ -111,6 +116,14 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
   std::shared_ptr<const topic> t;
   {
     std::lock_guard lock(change_mutex_);
+    if (cluster_mode()) {
+      // The controller deletes the topic's znodes; every broker drops its logs when the snapshot says so.
+      auto c = cluster();
+      if (!c || !c->topics.contains(name))
+        co_return kafka_error{error_code::unknown_topic_or_partition, "This server does not host this topic-partition."};
+      if (auto r = store_.delete_topic(name); !r) co_return kafka_error{from_coordination(r.err()), r.err().message};
+      co_return kafka_error{};
+    }
     t = find(name);
     if (!t) co_return kafka_error{error_code::unknown_topic_or_partition, "This server does not host this topic-partition."};
     if (auto r = store_.delete_topic(name); !r) co_return kafka_error{from_coordination(r.err()), r.err().message};
@@ -118,20 +131,123 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
     next->erase(name);
     publish(std::move(next));
   }
+  auto drop_op = drop_local(t);  // not inside co_await: GCC 12
+  co_await std::move(drop_op);
+  co_return kafka_error{};
+}
+
+asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t) {
   // Close each log on its own strand so no append or read is running on it, then delete the files.
   for (const auto& p : t->partitions) {
+    if (!p) continue;
     auto close_op = call_on(p->strand(), [p] { return p->close(); });  // not inside co_await: GCC 12
     co_await std::move(close_op);
-    if (auto r = logs_.remove(name, p->index()); !r) log::warn("deleting {}-{}: {}", name, p->index(), r.err().message);
+    if (auto r = logs_.remove(t->name, p->index()); !r) log::warn("deleting {}-{}: {}", t->name, p->index(), r.err().message);
   }
-  log::info("deleted topic {}", name);
-  co_return kafka_error{};
+  log::info("deleted topic {}", t->name);
+}
+
+kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only) {
+  auto c = cluster();
+  if (!c || !c->registered) return {error_code::not_controller, "This broker is not registered with the cluster."};
+  if (c->topics.contains(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
+  std::vector<coordination::broker_rack> live;
+  for (const auto& [id, b] : c->brokers) live.push_back({id, b.rack});
+  auto replicas = coordination::assign_replicas(live, spec.num_partitions, spec.replication_factor);
+  if (!replicas)
+    return {error_code::invalid_replication_factor, "Replication factor: " + std::to_string(spec.replication_factor) +
+                                                        " larger than available brokers: " + std::to_string(live.size()) + "."};
+  if (validate_only) return {};
+  coordination::topic_assignment a;
+  a.name = spec.name;
+  a.id = coordination::random_topic_id();
+  a.configs = spec.configs;
+  a.replicas = std::move(*replicas);
+  if (auto r = store_.create_topic(a); !r) return {from_coordination(r.err()), r.err().message};
+  log::info("created topic {} with {} partitions, replication factor {}", spec.name, spec.num_partitions,
+            spec.replication_factor);
+  return {};
+}
+
+void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_t self_id) {
+  std::vector<std::shared_ptr<const topic>> dropped;
+  {
+    std::lock_guard lock(change_mutex_);
+    cluster_mode_.store(true, std::memory_order_release);
+    auto current = topics_.load();
+    auto next = std::make_shared<topic_map>();
+    bool changed = false;
+    for (const auto& [name, a] : snapshot.topics) {
+      bool hosted = false;
+      for (const auto& r : a.replicas) hosted = hosted || std::find(r.begin(), r.end(), self_id) != r.end();
+      if (!hosted) continue;
+      auto it = current->find(name);
+      std::shared_ptr<const topic> existing = it == current->end() ? nullptr : it->second;
+      if (existing && existing->id != a.id) {
+        dropped.push_back(existing);  // deleted and created again under the same name
+        existing = nullptr;
+      }
+      const bool same = existing && existing->partitions.size() == a.replicas.size() && existing->configs == a.configs;
+      if (same) {
+        next->emplace(name, existing);
+        continue;
+      }
+      auto t = std::make_shared<topic>();
+      t->name = a.name;
+      t->id = a.id;
+      t->configs = a.configs;
+      t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
+      t->internal = a.name.starts_with("__");
+      const auto log_config = make_log_config(config_, a.configs);
+      for (int32_t p = 0; p < a.partition_count(); ++p) {
+        const auto& r = a.replicas[static_cast<size_t>(p)];
+        std::shared_ptr<partition> part;
+        if (existing && p < static_cast<int32_t>(existing->partitions.size())) part = existing->partitions[static_cast<size_t>(p)];
+        if (!part && std::find(r.begin(), r.end(), self_id) != r.end()) {
+          storage::log* log = logs_.get(a.name, p);
+          if (!log) {
+            auto created = logs_.create(a.name, p, log_config);
+            if (!created) {
+              log::error("cannot create log {}-{}: {}", a.name, p, created.err().message);
+              t->partitions.push_back(nullptr);
+              continue;
+            }
+            log = *created;
+          }
+          part = std::make_shared<partition>(a.name, p, log, executor_);
+          asio::post(part->strand(), [part] { part->become_follower(-1, 0); });  // until its state is applied
+        } else if (part && existing->configs != a.configs) {
+          asio::post(part->strand(), [part, log_config] { part->update_config(log_config); });
+        }
+        t->partitions.push_back(std::move(part));
+      }
+      next->emplace(name, std::move(t));
+      changed = true;
+    }
+    for (const auto& [name, t] : *current)
+      if (!next->contains(name)) {
+        dropped.push_back(t);
+        changed = true;
+      }
+    if (changed) publish(std::move(next));
+  }
+  for (auto& t : dropped) {
+    log::info("topic {} is gone from the cluster: deleting its local logs", t->name);
+    asio::co_spawn(executor_, drop_local(t), asio::detached);
+  }
 }
 
 kafka_error topic_registry::set_configs(const std::string& name, const std::map<std::string, std::string>& overrides,
                                         bool validate_only) {
   if (auto bad = validate_topic_configs(overrides)) return {error_code::invalid_config, *bad};
   std::lock_guard lock(change_mutex_);
+  if (cluster_mode()) {
+    auto c = cluster();
+    if (!c || !c->topics.contains(name)) return {error_code::unknown_topic_or_partition, "Topic " + name + " does not exist."};
+    if (validate_only) return {};
+    if (auto r = store_.set_topic_configs(name, overrides); !r) return {from_coordination(r.err()), r.err().message};
+    return {};  // every broker applies it from the next snapshot (sync)
+  }
   auto current = find(name);
   if (!current) return {error_code::unknown_topic_or_partition, "Topic " + name + " does not exist."};
   if (validate_only) return {};
@@ -142,7 +258,8 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
   (*next)[name] = changed;
   publish(std::move(next));
   const auto log_config = make_log_config(config_, overrides);
-  for (const auto& p : changed->partitions) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
+  for (const auto& p : changed->partitions)
+    if (p) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
   log::info("topic {}: configs changed ({} overrides)", name, overrides.size());
   return {};
 }
@@ -153,7 +270,8 @@ void topic_registry::write_checkpoints() {
 
 void topic_registry::close_all() {
   for (const auto& t : all())
-    for (const auto& p : t->partitions) p->close();
+    for (const auto& p : t->partitions)
+      if (p) p->close();
 }
 
 }  // namespace sluice::broker

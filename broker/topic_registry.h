@@ -14,6 +14,7 @@
 #include "broker/error_map.h"
 #include "broker/partition.h"
 #include "coordination/cluster_store.h"
+#include "coordination/cluster_view.h"
 #include "storage/log_manager.h"
 
 namespace sluice::broker {
@@ -28,11 +29,19 @@ struct topic {
   bool internal = false;
 };
 
-/// Partition `index` of `t`, or nullptr when there is no such topic or partition (the request then gets
-/// UNKNOWN_TOPIC_OR_PARTITION).
+/// Partition `index` of `t`, or nullptr when there is no such topic or partition, or (cluster mode) this
+/// broker holds no replica of it. See missing_partition_error() for the error to answer.
 inline std::shared_ptr<partition> partition_of(const std::shared_ptr<const topic>& t, int32_t index) {
   if (!t || index < 0 || index >= static_cast<int32_t>(t->partitions.size())) return nullptr;
   return t->partitions[static_cast<size_t>(index)];
+}
+
+/// The error for a partition partition_of() did not find: NOT_LEADER_OR_FOLLOWER when the partition exists
+/// in the cluster but has no replica here (the client refreshes its metadata), else
+/// UNKNOWN_TOPIC_OR_PARTITION.
+inline protocol::error_code missing_partition_error(const std::shared_ptr<const topic>& t, int32_t index) {
+  if (t && index >= 0 && index < static_cast<int32_t>(t->partitions.size())) return protocol::error_code::not_leader_or_follower;
+  return protocol::error_code::unknown_topic_or_partition;
 }
 
 /// What CreateTopics asks for (after defaults are resolved by the caller).
@@ -53,6 +62,17 @@ class topic_registry {
 
   /// Opens the partitions of every topic in the store (creating missing log directories).
   result<void> load();
+
+  /// Cluster mode: the registry follows `snapshot` instead of the store. Every topic with a replica on
+  /// broker `self_id` is published with its partitions (nullptr where this broker holds no replica); new
+  /// partition logs are created (as followers, offline until the replica manager applies their state);
+  /// topics gone from the snapshot are dropped and their logs deleted. Create/remove/set_configs then
+  /// only write the cluster store; the change comes back through the next snapshot.
+  void sync(const coordination::cluster_snapshot& snapshot, int32_t self_id);
+  bool cluster_mode() const { return cluster_mode_.load(std::memory_order_acquire); }
+  /// Cluster mode: the live brokers used for replica assignment (set by the replica manager).
+  void set_cluster(std::shared_ptr<const coordination::cluster_snapshot> snapshot) { cluster_.store(std::move(snapshot)); }
+  std::shared_ptr<const coordination::cluster_snapshot> cluster() const { return cluster_.load(); }
 
   std::shared_ptr<const topic> find(std::string_view name) const;
   std::shared_ptr<const topic> find(const coordination::topic_id& id) const;
@@ -85,6 +105,8 @@ class topic_registry {
   enum class open_mode { existing_or_new, new_only };
   std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
   void publish(std::shared_ptr<const topic_map> next);
+  asio::awaitable<void> drop_local(std::shared_ptr<const topic> t);
+  kafka_error create_in_cluster(const topic_spec& spec, bool validate_only);
 
   const broker_config& config_;
   coordination::cluster_store& store_;
@@ -92,6 +114,8 @@ class topic_registry {
   asio::any_io_executor executor_;
   std::mutex change_mutex_;
   std::atomic<std::shared_ptr<const topic_map>> topics_;
+  std::atomic<bool> cluster_mode_{false};
+  std::atomic<std::shared_ptr<const coordination::cluster_snapshot>> cluster_;
 };
 
 }  // namespace sluice::broker

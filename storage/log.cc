@@ -138,6 +138,7 @@ sluice::result<void> log::load(log_recovery_state state) {
   last_flush_ms_ = clock_.monotonic_ms();
   publish();
   if (auto r = rebuild_producer_state(); !r) return r;
+  load_leader_epochs();
   sluice::log::debug("storage: loaded {}: {} segment(s), log start offset {}, log end offset {}", dir_.string(),
                     segments_.size(), log_start_offset_, log_end_offset_);
   return {};
@@ -411,6 +412,7 @@ sluice::result<void> log::truncate_to(int64_t offset) {
   recovery_point_ = std::min(recovery_point_, log_end_offset_);
   publish();
   producer_state_->delete_snapshots_after(log_end_offset_);
+  if (auto r = epochs_->truncate_from_end(log_end_offset_); !r) return r;
   return rebuild_producer_state();
 }
 

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "storage/leader_epoch_cache.h"
 #include "storage/producer_state.h"
 #include "storage/record_batch.h"
 #include "storage/segment.h"
@@ -161,6 +162,22 @@ class log {
   /// The producer state of this partition (strand only).
   producer_state_manager& producer_state() { return *producer_state_; }
 
+  // ---- replication (KIP-101, storage/log_replica.cc) ----------------------------------------------------
+
+  /// A follower's append of batches copied from the leader: offsets, leader epochs and timestamps are kept
+  /// as the leader wrote them. Checks as append() (sizes, magic, CRC) plus: the first base offset must be
+  /// >= the LEO and offsets must increase (errc::offset_out_of_range otherwise); a gap moves the LEO up.
+  /// Producer state is updated without sequence checks (Kafka's REPLICATION origin) and every batch whose
+  /// partition leader epoch is newer than the latest known starts that epoch in leader_epochs().
+  sluice::result<append_result> append_as_follower(std::span<const uint8_t> batches);
+
+  /// A follower far behind a leader whose log starts past this LEO (Kafka's truncateFullyAndStartAt):
+  /// deletes every segment and starts an empty log at `offset`.
+  sluice::result<void> truncate_fully_and_start_at(int64_t offset);
+
+  /// The leader epochs of this log (strand only).
+  leader_epoch_cache& leader_epochs() { return *epochs_; }
+
  private:
   log(std::filesystem::path dir, log_config config, sluice::clock& clock);
   sluice::result<void> load(log_recovery_state state);
@@ -172,6 +189,8 @@ class log {
   sluice::result<void> rebuild_producer_state();
   void snapshot_producer_state();
   std::unique_ptr<producer_state_manager> producer_state_;
+  std::unique_ptr<leader_epoch_cache> epochs_;
+  void load_leader_epochs();  // at open: the checkpoint, trimmed to [log start, LEO]
   int64_t last_producer_expiry_check_ms_ = 0;
 
   std::filesystem::path dir_;

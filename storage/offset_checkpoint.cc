@@ -50,6 +50,10 @@ sluice::result<void> write_offset_checkpoint(const std::filesystem::path& file, 
   for (const auto& [tp, offset] : entries) {
     text += tp.first + " " + std::to_string(tp.second) + " " + std::to_string(offset) + "\n";
   }
+  return write_file_atomically(file, text);
+}
+
+sluice::result<void> write_file_atomically(const std::filesystem::path& file, std::string_view text) {
   const auto tmp = std::filesystem::path(file.string() + ".tmp");
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return detail::io_error("open", tmp);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "base/result.h"
@@ -24,6 +25,9 @@ inline constexpr const char* log_start_offset_checkpoint_file = "log-start-offse
 
 /// Reads a checkpoint file; a missing file is an empty map. Malformed content: errc::corrupt_message.
 sluice::result<offset_checkpoint> read_offset_checkpoint(const std::filesystem::path& file);
+
+/// Replaces `file` with `text`: written to "<file>.tmp", fsynced, renamed, directory fsynced. errc::io_error.
+sluice::result<void> write_file_atomically(const std::filesystem::path& file, std::string_view text);
 
 /// Replaces `file` atomically with `entries`. errc::io_error.
 sluice::result<void> write_offset_checkpoint(const std::filesystem::path& file, const offset_checkpoint& entries);

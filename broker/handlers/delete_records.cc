@@ -22,8 +22,8 @@ task<response> delete_records(handler_context& hc, request_context&, protocol::d
       pr.partition_index = dp.partition_index;
       pr.low_watermark = -1;
       auto p = partition_of(t, dp.partition_index);
-      if (!p) {
-        pr.error_code = error_code::unknown_topic_or_partition;
+      if (!p || !p->is_leader()) {
+        pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, dp.partition_index);
       } else {
         const int64_t offset = dp.offset;
         auto delete_op = call_on(p->strand(), [p, offset] { return p->delete_records_before(offset); });

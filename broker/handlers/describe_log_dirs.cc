@@ -31,6 +31,7 @@ task<response> describe_log_dirs(handler_context& hc, request_context&, protocol
   auto add = [&](const topic& t, int32_t index) {
     if (index < 0 || index >= static_cast<int32_t>(t.partitions.size())) return;
     const auto& p = t.partitions[static_cast<size_t>(index)];
+    if (!p) return;  // cluster mode: no replica on this broker
     std::error_code ec;
     auto it = by_dir.find(std::filesystem::absolute(p->dir().parent_path(), ec).lexically_normal());
     if (it == by_dir.end()) return;

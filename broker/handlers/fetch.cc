@@ -1,4 +1,6 @@
-// Fetch (key 1), consumer side: whole record batches up to the high watermark, served as file regions
+// Fetch (key 1). Consumers: whole record batches up to the high watermark; followers (replica_id >= 0):
+// up to the log end offset, their fetch offset counting as their LEO for the high watermark and the ISR.
+// Consumer side: whole record batches up to the high watermark, served as file regions
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
 // Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
@@ -8,6 +10,7 @@
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
+#include "broker/replication/replica_manager.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -28,6 +31,7 @@ struct read_outcome {
   result<storage::read_result> data;
   int64_t high_watermark;
   int64_t log_start_offset;
+  std::optional<isr_change> isr_expansion;  // a follower fetch that brought its replica into sync
 };
 
 error_code check_epoch(int32_t requested, int32_t current) {
@@ -68,10 +72,11 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
       pd.records_ = protocol::records{};
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
-      } else if (fp.partition < 0 || fp.partition >= static_cast<int32_t>(t->partitions.size())) {
-        pd.error_code = error_code::unknown_topic_or_partition;
+      } else if (auto p = partition_of(t, fp.partition); !p) {
+        pd.error_code = missing_partition_error(t, fp.partition);
+      } else if (!p->is_leader()) {
+        pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
       } else {
-        auto& p = t->partitions[static_cast<size_t>(fp.partition)];
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
       }
       tr.partitions.push_back(std::move(pd));
@@ -86,6 +91,9 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     }
   }
 
+  // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
+  const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
+  const bool from_follower = replica_id >= 0;
   const int32_t min_bytes = req.min_bytes;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
   for (;;) {
@@ -96,10 +104,15 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     for (auto& s : slots) {
       const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
-      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one] {
-        return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset()};
+      const int64_t now_ms = hc.clock.now_ms();
+      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id, now_ms] {
+        if (!from_follower) return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {}};
+        auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
+        return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
+                            std::move(expansion)};
       });
       auto outcome = co_await std::move(read_op);
+      if (outcome.isr_expansion && hc.replicas != nullptr) hc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
       s.out->high_watermark = outcome.high_watermark;
       s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
       s.out->log_start_offset = outcome.log_start_offset;
@@ -121,8 +134,9 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
 
     auto waiter = std::make_shared<fetch_waiter>(rc.executor);
     for (auto& s : slots) {
-      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
-        p->park(waiter, offset);
+      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset, from_follower] {
+        if (from_follower) p->park_follower(waiter, offset);
+        else p->park(waiter, offset);
         return true;
       });
       co_await std::move(park_op);

@@ -1,13 +1,42 @@
-// FindCoordinator (key 10): the coordinator of a group is this broker (single node), once the
-// __consumer_offsets topic exists; it is created on first need, as Kafka does. v4+ batches keys (KIP-699).
+// FindCoordinator (key 10): the coordinator of a group is the leader of its __consumer_offsets partition:
+// this broker on a single node, any broker in cluster mode. The topic is created on first need, as Kafka
+// does. v4+ batches keys (KIP-699).
 // Transaction coordinators (key type 1) are not supported yet.
 #include "broker/group_service.h"
+#include "broker/groups/partition_for_group.h"
 #include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
 
 using protocol::error_code;
 using response = protocol::find_coordinator_response;
+
+namespace {
+
+void locate_in_cluster(handler_context& hc, const coordination::cluster_snapshot& cluster, const std::string& key,
+                       response::coordinator& c) {
+  c.error_code = error_code::coordinator_not_available;
+  auto it = cluster.topics.find(consumer_offsets_topic);
+  if (it == cluster.topics.end()) {
+    auto err = hc.groups->ensure_topic();  // created through the cluster store; leaders follow shortly
+    c.error_message = err.ok() ? "__consumer_offsets is being created" : err.message;
+    return;
+  }
+  const int32_t index = groups::partition_for_group(key, it->second.partition_count());
+  const auto* st = cluster.state(consumer_offsets_topic, index);
+  if (!st || st->leader < 0) return;
+  auto b = cluster.brokers.find(st->leader);
+  if (b == cluster.brokers.end()) return;
+  if (st->leader == hc.config.broker_id) (void)hc.groups->ensure_topic();  // loads the shards here
+  c.node_id = b->second.id;
+  c.host = b->second.host;
+  c.port = b->second.port;
+  c.error_code = error_code::none;
+  c.error_message = std::nullopt;
+}
+
+}  // namespace
 
 task<response> find_coordinator(handler_context& hc, request_context& rc, protocol::find_coordinator_request& req) {
   const int16_t version = rc.header.api_version;
@@ -26,6 +55,9 @@ task<response> find_coordinator(handler_context& hc, request_context& rc, protoc
       c.error_message = "unknown coordinator key type " + std::to_string(req.key_type);
     } else if (!hc.groups) {
       c.error_code = error_code::coordinator_not_available;
+    } else if (auto cluster = hc.topics.cluster(); cluster && hc.topics.cluster_mode()) {
+      // Cluster mode: the leader of the group's __consumer_offsets partition, wherever it is.
+      locate_in_cluster(hc, *cluster, key, c);
     } else if (auto err = hc.groups->ensure_topic(); !err.ok()) {
       c.error_code = error_code::coordinator_not_available;
       c.error_message = err.message;

@@ -27,6 +27,7 @@
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
 #include "protocol/messages/offset_fetch.h"
+#include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
 
@@ -64,6 +65,10 @@ task<protocol::describe_log_dirs_response> describe_log_dirs(handler_context&, r
 
 // Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
 task<protocol::init_producer_id_response> init_producer_id(handler_context&, request_context&, protocol::init_producer_id_request&);
+
+// Replication (KIP-101): where a leader epoch ends in this leader's log.
+task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(handler_context&, request_context&,
+                                                                         protocol::offset_for_leader_epoch_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);

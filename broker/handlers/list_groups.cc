@@ -15,6 +15,7 @@ task<response> list_groups(handler_context& hc, request_context& rc, protocol::l
   std::vector<std::string> states = version >= 4 ? req.states_filter : std::vector<std::string>{};
   std::vector<std::string> types = version >= 5 ? req.types_filter : std::vector<std::string>{};
   for (auto& s : hc.groups->shards()) {
+    if (!s || !s->part->is_leader()) continue;  // cluster mode: groups coordinated elsewhere
     auto work = [states, types](groups::group_coordinator& c) {
       return c.list_groups(states, types);
     };

@@ -33,8 +33,8 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
       pr.offset = -1;
       pr.leader_epoch = -1;
       auto p = partition_of(t, lp.partition_index);
-      if (!p) {
-        pr.error_code = error_code::unknown_topic_or_partition;
+      if (!p || !p->is_leader()) {
+        pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, lp.partition_index);
         tr.partitions.push_back(std::move(pr));
         continue;
       }

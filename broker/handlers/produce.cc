@@ -1,16 +1,48 @@
-// Produce (key 0): appends record batches to partition logs. acks=0 sends no response; acks=1 and
-// acks=-1 answer once the batches are in the log (single node: the ISR is this broker, so -1 = 1).
+// Produce (key 0): appends record batches to partition logs led here. acks=0 sends no response; acks=1
+// answers once the batches are in the leader's log; acks=-1 once every ISR member has them (single node:
+// the ISR is this broker, so -1 = 1), or NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas.
+#include <chrono>
+
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/fault_injection.h"
 #include "broker/handlers/handlers.h"
+#include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
 
 using protocol::error_code;
 using response = protocol::produce_response;
+
+namespace {
+
+/// Parks until the high watermark reaches `required` (every ISR member has the batches), leadership is
+/// lost (NOT_LEADER_OR_FOLLOWER) or `timeout_ms` passes (REQUEST_TIMED_OUT). Met with an ISR below
+/// min.insync.replicas: NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset).
+task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<partition> p, int32_t epoch, int64_t required,
+                                      int32_t min_isr, int32_t timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+  for (;;) {
+    if (!p->is_leader() || p->leader_epoch() != epoch) co_return error_code::not_leader_or_follower;
+    if (p->high_watermark() >= required)
+      co_return p->isr_size() < min_isr ? error_code::not_enough_replicas_after_append : error_code::none;
+    if (std::chrono::steady_clock::now() >= deadline) co_return error_code::request_timed_out;
+    auto waiter = std::make_shared<fetch_waiter>(rc.executor);
+    auto park_op = call_on(p->strand(), [p, waiter, required] {
+      p->park(waiter, required - 1);
+      return true;
+    });
+    co_await std::move(park_op);
+    if (!waiter->woken()) {
+      waiter->timer().expires_at(deadline);
+      co_await waiter->timer().async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+  }
+}
+
+}  // namespace
 
 task<std::optional<response>> produce(handler_context& hc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
@@ -34,7 +66,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
       } else if (!acks_valid) {
         pr.error_code = error_code::invalid_required_acks;
       } else if (!p) {
-        pr.error_code = error_code::unknown_topic_or_partition;
+        pr.error_code = missing_partition_error(t, pd.index);
       } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
         pr.error_code = error_code::invalid_record;
         pr.error_message = "Produce request has no record batches";
@@ -42,7 +74,10 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         // The frame buffer belongs to the connection and outlives this call; storage rewrites the base
         // offset and partition leader epoch of each batch in place before writing it.
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
-        auto append_op = call_on(p->strand(), [p, batches] { return p->append(batches); });  // see fetch.cc
+        const int16_t acks = req.acks;
+        const int32_t min_isr = topic_min_insync_replicas(hc.config, t->configs);
+        const int32_t epoch = p->leader_epoch();
+        auto append_op = call_on(p->strand(), [p, batches, acks, min_isr] { return p->append(batches, acks, min_isr); });  // see fetch.cc
         auto appended = co_await std::move(append_op);
         if (appended && p->flushes_on_append()) {
           // A topic with flush.messages/flush.ms: acknowledge only what is on disk. A separate strand task,
@@ -50,6 +85,16 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
           auto flush_op = call_on(p->strand(), [p] { return p->flush_if_needed(); });
           auto flushed = co_await std::move(flush_op);
           if (!flushed) appended = flushed.err();
+        }
+        if (appended && acks == -1) {
+          // acks=all: wait until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
+          auto wait_op = wait_for_replication(rc, p, epoch, appended->last_offset + 1, min_isr, req.timeout_ms);
+          auto waited = co_await std::move(wait_op);  // not inside co_await: GCC 12
+          if (waited != error_code::none) {
+            pr.error_code = waited;
+            tr.partition_responses.push_back(std::move(pr));
+            continue;
+          }
         }
         if (appended) {
           pr.error_code = error_code::none;

@@ -195,3 +195,68 @@ def run(main, binary, overrides=None):
     code = check.report()
     print("PASS" if code == 0 else "FAILED")
     return code
+
+
+ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"  # Debian's `zookeeper` package
+
+
+class ZooKeeper:
+    """A standalone ZooKeeper server (Debian's package) on a free loopback port, in a temp dir.
+
+    start() waits (bounded) until the port accepts; stop() ends the process it started, by PID.
+    """
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="sluice-zk-")
+        self.port = pick_free_port()
+        self.proc = None
+        self.log_path = os.path.join(self.dir, "zookeeper.log")
+
+    @staticmethod
+    def available():
+        return os.path.exists(ZOOKEEPER_JAR) and shutil.which("java") is not None
+
+    @property
+    def connect(self):
+        return "127.0.0.1:%d" % self.port
+
+    def start(self, ready_timeout=60.0):
+        cfg = os.path.join(self.dir, "zoo.cfg")
+        with open(cfg, "w") as f:
+            f.write("tickTime=500\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"
+                    "admin.enableServer=false\nminSessionTimeout=1000\nmaxSessionTimeout=60000\n"
+                    % (os.path.join(self.dir, "data"), self.port))
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["java", "-Xmx256m", "-cp", ZOOKEEPER_JAR,
+                                      "org.apache.zookeeper.server.ZooKeeperServerMain", cfg],
+                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + ready_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("zookeeper exited with %s" % self.proc.returncode)
+            if port_accepts(self.port):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("zookeeper did not accept on port %d within %.0f s" % (self.port, ready_timeout))
+
+    def cli(self, *command, timeout=60):
+        """Runs one zkCli.sh command against this server; returns its output."""
+        out = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", self.connect] + list(command),
+                             stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        return out.stdout.decode("utf-8", "replace")
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def close(self, failed=False):
+        self.stop()
+        if not failed and not os.environ.get("SLUICE_KEEP_DATA"):
+            shutil.rmtree(self.dir, ignore_errors=True)

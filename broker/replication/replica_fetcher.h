@@ -1,0 +1,59 @@
+#pragma once
+// A follower's pull from one leader broker (Kafka's ReplicaFetcherThread): for every partition this broker
+// follows on that leader, first truncate to where the leader's log agrees (OffsetForLeaderEpoch, KIP-101),
+// then fetch from the log end offset with replica_id set and append what comes as it is.
+#include <boost/asio.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "broker/config.h"
+#include "broker/partition.h"
+#include "broker/replication/broker_client.h"
+
+namespace sluice::broker {
+
+/// Strand: its own; every method posts there, so any thread may call them.
+class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
+ public:
+  replica_fetcher(asio::any_io_executor executor, const broker_config& config, int32_t leader_id, sluice::clock& clock);
+
+  /// Where the leader listens (from its registration); a change reconnects.
+  void set_endpoint(std::string host, uint16_t port);
+  /// Follows `p` at `leader_epoch` (replacing an older epoch); it is truncated before its next fetch.
+  void add(std::shared_ptr<partition> p, int32_t leader_epoch);
+  void remove(std::shared_ptr<partition> p);
+  /// Starts the fetch loop (once).
+  void start();
+  /// Ends the loop after the current request.
+  void stop();
+  int32_t leader_id() const { return leader_id_; }
+
+ private:
+  struct entry {
+    std::shared_ptr<partition> p;
+    int32_t leader_epoch = 0;
+    bool needs_truncation = true;
+  };
+  using key = std::pair<std::string, int32_t>;
+  asio::awaitable<void> run();
+  asio::awaitable<bool> truncate(std::map<key, entry>& work);
+  asio::awaitable<bool> fetch_once(std::map<key, entry>& work);
+  asio::awaitable<void> pause(std::chrono::milliseconds d);
+
+  asio::strand<asio::any_io_executor> strand_;
+  const broker_config& config_;
+  int32_t leader_id_;
+  sluice::clock& clock_;
+  broker_client client_;
+  asio::steady_timer backoff_;
+  std::string host_;
+  uint16_t port_ = 0;
+  bool endpoint_changed_ = false;
+  bool started_ = false;
+  bool stopped_ = false;
+  std::map<key, entry> partitions_;
+};
+
+}  // namespace sluice::broker

@@ -1,0 +1,169 @@
+#include "broker/replication/replica_manager.h"
+
+#include "base/logging.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker {
+
+using namespace std::chrono_literals;
+
+namespace {
+int64_t config_long(const broker_config& c, const char* key, int64_t fallback) {
+  auto it = c.values.find(key);
+  if (it == c.values.end()) return fallback;
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    return fallback;
+  }
+}
+}  // namespace
+
+replica_manager::replica_manager(const broker_config& config, coordination::cluster_view& view, topic_registry& topics,
+                                 asio::any_io_executor executor, sluice::clock& clock)
+    : config_(config), view_(view), topics_(topics), executor_(executor), clock_(clock),
+      strand_(asio::make_strand(executor)), shrink_timer_(strand_), isr_work_(asio::make_work_guard(isr_io_)) {
+  isr_thread_ = std::thread([this] { isr_io_.run(); });
+}
+
+replica_manager::~replica_manager() {
+  stop();
+  if (isr_thread_.joinable()) isr_thread_.join();
+}
+
+void replica_manager::start() {
+  view_.subscribe([this](std::shared_ptr<const coordination::cluster_snapshot> s) {
+    asio::post(strand_, [this, s = std::move(s)] { apply(s); });
+  });
+  asio::post(strand_, [this] { apply(view_.snapshot()); });
+  asio::co_spawn(strand_, shrink_loop(), asio::detached);
+}
+
+void replica_manager::stop() {
+  asio::post(strand_, [this] {
+    stopped_ = true;
+    shrink_timer_.cancel();
+    for (auto& [id, f] : fetchers_) f->stop();
+    fetchers_.clear();
+  });
+  isr_work_.reset();
+}
+
+std::shared_ptr<replica_fetcher> replica_manager::fetcher_for(int32_t leader_id, const coordination::cluster_snapshot& s) {
+  auto& f = fetchers_[leader_id];
+  if (!f) {
+    f = std::make_shared<replica_fetcher>(executor_, config_, leader_id, clock_);
+    f->start();
+  }
+  if (auto b = s.brokers.find(leader_id); b != s.brokers.end())
+    f->set_endpoint(b->second.host, static_cast<uint16_t>(b->second.port));
+  return f;
+}
+
+void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot> s) {
+  if (stopped_ || !s) return;
+  const int32_t self = config_.broker_id;
+  topics_.set_cluster(s);
+  topics_.sync(*s, self);
+  for (const auto& t : topics_.all()) {
+    for (const auto& p : t->partitions) {
+      if (!p) continue;
+      const coordination::partition_state* st = s->state(t->name, p->index());
+      applied want;
+      want.p = p;
+      if (!s->registered || st == nullptr || st->leader < 0) {
+        want.role = replica_role::offline;
+      } else if (st->leader == self) {
+        want.role = replica_role::leader;
+      } else {
+        want.role = replica_role::follower;
+      }
+      want.leader = (s->registered && st) ? st->leader : -1;
+      want.leader_epoch = st ? st->leader_epoch : 0;
+      want.version = st ? st->version : -1;
+      auto& had = applied_[{t->name, p->index()}];
+      const bool same_partition = had.p.lock() == p;
+      if (same_partition && had.role == want.role && had.leader == want.leader && had.leader_epoch == want.leader_epoch &&
+          had.version == want.version)
+        continue;
+      const bool was_leader = same_partition && had.role == replica_role::leader;
+      had = want;
+      // Detach from any fetcher first; a follower is attached to its leader's fetcher below.
+      for (auto& [id, f] : fetchers_)
+        if (want.role != replica_role::follower || id != want.leader) f->remove(p);
+      if (want.role == replica_role::leader) {
+        const auto& a = s->topics.at(t->name);
+        auto replicas = a.replicas[static_cast<size_t>(p->index())];
+        auto isr = st->isr;
+        const int32_t epoch = st->leader_epoch;
+        const int32_t version = st->version;
+        const int64_t now = clock_.now_ms();
+        asio::post(p->strand(), [p, self, epoch, replicas, isr, version, now] {
+          if (p->is_leader() && p->leader_epoch() == epoch) p->apply_isr({epoch, isr, version});
+          else p->become_leader(self, epoch, replicas, isr, version, now);
+        });
+        if (!was_leader) {
+          log::info("{}-{}: leader at epoch {} (isr {})", t->name, p->index(), epoch, isr.size());
+          if (leadership_) leadership_(p, true);
+        }
+      } else {
+        const int32_t leader = want.leader;
+        const int32_t epoch = want.leader_epoch;
+        asio::post(p->strand(), [p, leader, epoch] { p->become_follower(leader, epoch); });
+        if (was_leader && leadership_) leadership_(p, false);
+        if (want.role == replica_role::follower) {
+          fetcher_for(leader, *s)->add(p, epoch);
+          log::info("{}-{}: follower of {} at epoch {}", t->name, p->index(), leader, epoch);
+        }
+      }
+    }
+  }
+  // Endpoints may have changed; idle fetchers (no partition left) stay until stop: cheap, and a leader
+  // often comes back.
+  for (auto& [id, f] : fetchers_)
+    if (auto b = s->brokers.find(id); b != s->brokers.end()) f->set_endpoint(b->second.host, static_cast<uint16_t>(b->second.port));
+}
+
+void replica_manager::submit_isr_change(std::shared_ptr<partition> p, isr_change change) {
+  asio::post(isr_io_, [this, p = std::move(p), change = std::move(change)] {
+    coordination::partition_state next;
+    next.leader = config_.broker_id;
+    next.leader_epoch = change.leader_epoch;
+    next.isr = change.isr;
+    next.version = change.version;
+    if (auto c = view_.snapshot(); c)
+      if (auto* st = c->state(p->topic(), p->index())) next.controller_epoch = st->controller_epoch;
+    auto stored = view_.update_isr(p->topic(), p->index(), next);
+    if (!stored) {
+      log::info("{}-{}: ISR change to {} members not stored: {}", p->topic(), p->index(), change.isr.size(),
+                stored.err().message);
+      asio::post(p->strand(), [p] { p->clear_pending_isr(); });
+      return;
+    }
+    log::info("{}-{}: ISR now {} members (epoch {}, version {})", p->topic(), p->index(), stored->isr.size(),
+              stored->leader_epoch, stored->version);
+    isr_change applied{stored->leader_epoch, stored->isr, stored->version};
+    asio::post(p->strand(), [p, applied] { p->apply_isr(applied); });
+  });
+}
+
+asio::awaitable<void> replica_manager::shrink_loop() {
+  const int64_t lag_max_ms = config_long(config_, "replica.lag.time.max.ms", 30000);
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(lag_max_ms / 2, 50));
+  while (!stopped_) {
+    shrink_timer_.expires_after(period);
+    co_await shrink_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (stopped_) break;
+    const int64_t now = clock_.now_ms();
+    for (const auto& t : topics_.all()) {
+      for (const auto& p : t->partitions) {
+        if (!p || !p->is_leader()) continue;
+        asio::post(p->strand(), [this, p, now, lag_max_ms] {
+          if (auto change = p->propose_isr_shrink(now, lag_max_ms)) submit_isr_change(p, std::move(*change));
+        });
+      }
+    }
+  }
+}
+
+}  // namespace sluice::broker

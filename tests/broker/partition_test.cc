@@ -1,0 +1,154 @@
+// The leader's side of replication in broker::partition: high watermark = smallest LEO over the ISR,
+// ISR shrink and expansion proposals, min.insync.replicas, and what a role change does to appends.
+#include "broker/partition.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "base/clock.h"
+#include "storage/record_batch.h"
+
+namespace sluice::broker {
+namespace {
+
+std::vector<uint8_t> batch(int records) {
+  storage::record_batch_builder b;
+  for (int i = 0; i < records; ++i) b.add("k", "value-" + std::to_string(i), 1000 + i);
+  return b.build();
+}
+
+class PartitionReplicationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sluice-partition-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto l = storage::log::open(dir_ / "t-0", storage::log_config{}, clock_);
+    ASSERT_TRUE(l.ok()) << l.err().message;
+    log_ = std::move(l.value());
+    p_ = std::make_unique<partition>("t", 0, log_.get(), io_.get_executor());
+  }
+  void TearDown() override {
+    p_->close();
+    std::filesystem::remove_all(dir_);
+  }
+  int64_t append(int records, int16_t acks = 1, int32_t min_isr = 1) {
+    auto bytes = batch(records);
+    auto r = p_->append(bytes, acks, min_isr);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.err().message);
+    return r.ok() ? r->last_offset : -1;
+  }
+
+  std::filesystem::path dir_;
+  manual_clock clock_;
+  boost::asio::io_context io_;
+  std::unique_ptr<storage::log> log_;
+  std::unique_ptr<partition> p_;
+};
+
+TEST_F(PartitionReplicationTest, SingleReplicaHighWatermarkFollowsTheLogEnd) {
+  append(3);
+  EXPECT_EQ(p_->log_end_offset(), 3);
+  EXPECT_EQ(p_->high_watermark(), 3);
+}
+
+TEST_F(PartitionReplicationTest, HighWatermarkIsTheSmallestLogEndOffsetOfTheIsr) {
+  p_->become_leader(1, 5, {1, 2, 3}, {1, 2, 3}, 0, 0);
+  EXPECT_EQ(p_->leader_epoch(), 5);
+  append(5);
+  EXPECT_EQ(p_->log_end_offset(), 5);
+  EXPECT_EQ(p_->high_watermark(), 0);  // no follower has fetched yet
+  EXPECT_FALSE(p_->record_follower_fetch(2, 5, 10).has_value());
+  EXPECT_EQ(p_->high_watermark(), 0);  // broker 3 (in the ISR) still unknown
+  p_->record_follower_fetch(3, 3, 10);
+  EXPECT_EQ(p_->high_watermark(), 3);
+  p_->record_follower_fetch(3, 5, 20);
+  EXPECT_EQ(p_->high_watermark(), 5);
+  // The new epoch starts at offset 0 in the leader epoch cache; batches carry epoch 5.
+  EXPECT_EQ(p_->latest_epoch(), 5);
+  EXPECT_EQ(p_->end_offset_for_epoch(5).start_offset, 5);
+}
+
+TEST_F(PartitionReplicationTest, LaggingFollowerIsProposedOutAndCaughtUpFollowerIn) {
+  p_->become_leader(1, 1, {1, 2, 3}, {1, 2, 3}, 7, 0);
+  append(4);
+  p_->record_follower_fetch(2, 4, 100);  // caught up at t=100
+  p_->record_follower_fetch(3, 1, 100);  // behind
+  EXPECT_FALSE(p_->propose_isr_shrink(1000, 3000).has_value());
+  auto shrink = p_->propose_isr_shrink(3200, 3000);  // 3 has not caught up since t=0
+  ASSERT_TRUE(shrink.has_value());
+  EXPECT_EQ(shrink->isr, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(shrink->version, 7);
+  EXPECT_FALSE(p_->propose_isr_shrink(3300, 3000).has_value());  // one change pending at a time
+  p_->apply_isr({1, {1, 2}, 8});
+  EXPECT_EQ(p_->isr_size(), 2);
+  EXPECT_EQ(p_->high_watermark(), 4);  // only 1 and 2 count now
+
+  // Broker 3 catches up to the HW: proposed back in, based on the stored version.
+  EXPECT_FALSE(p_->record_follower_fetch(3, 2, 3400).has_value());
+  auto expand = p_->record_follower_fetch(3, 4, 3500);
+  ASSERT_TRUE(expand.has_value());
+  EXPECT_EQ(expand->isr, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(expand->version, 8);
+  p_->clear_pending_isr();  // e.g. a version conflict: a new proposal may come
+  EXPECT_TRUE(p_->record_follower_fetch(3, 4, 3600).has_value());
+}
+
+TEST_F(PartitionReplicationTest, MinInsyncReplicasRefusesAcksAllOnly) {
+  p_->become_leader(1, 1, {1, 2, 3}, {1}, 0, 0);
+  auto bytes = batch(1);
+  auto refused = p_->append(bytes, -1, 2);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err().code, static_cast<int>(partition_errc::not_enough_replicas));
+  EXPECT_EQ(p_->log_end_offset(), 0);  // nothing written
+  EXPECT_EQ(append(1, 1, 2), 0);        // acks=1 is not bound by min.insync.replicas
+}
+
+TEST_F(PartitionReplicationTest, FollowerRefusesProduceAndWakesParkedWaiters) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(2);
+  auto waiter = std::make_shared<fetch_waiter>(io_.get_executor());
+  p_->park(waiter, 1);  // waits for the HW to pass offset 1
+  EXPECT_FALSE(waiter->woken());
+  p_->become_follower(2, 2);
+  EXPECT_TRUE(waiter->woken());
+  EXPECT_FALSE(p_->is_leader());
+  EXPECT_EQ(p_->leader_id(), 2);
+  auto bytes = batch(1);
+  auto r = p_->append(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.err().code, static_cast<int>(partition_errc::not_leader));
+}
+
+TEST_F(PartitionReplicationTest, FollowerTakesTheLeadersHighWatermarkCappedByItsLogEnd) {
+  // A leader's log to copy from.
+  manual_clock clock;
+  auto leader_dir = dir_ / "leader-0";
+  auto leader = storage::log::open(leader_dir, storage::log_config{}, clock);
+  ASSERT_TRUE(leader.ok());
+  for (int i = 0; i < 3; ++i) {
+    auto b = batch(1);
+    ASSERT_TRUE((*leader)->append(b, 4).ok());
+  }
+  auto read = (*leader)->read(0, 1 << 20, 3, true);
+  ASSERT_TRUE(read.ok());
+  std::vector<uint8_t> copied(static_cast<size_t>(read->region.size));
+  ASSERT_EQ(::pread(read->region.file->fd(), copied.data(), copied.size(), read->region.position),
+            static_cast<ssize_t>(copied.size()));
+
+  p_->become_follower(9, 4);
+  EXPECT_FALSE(p_->append_as_follower(copied, 10, 0, 3).ok());  // an older epoch's fetch: refused
+  auto r = p_->append_as_follower(copied, 10, 0, 4);  // the leader claims HW 10; we have 3
+  ASSERT_TRUE(r.ok()) << r.err().message;
+  EXPECT_EQ(p_->log_end_offset(), 3);
+  EXPECT_EQ(p_->high_watermark(), 3);
+  ASSERT_TRUE(p_->truncate_to(1, 4).ok());
+  EXPECT_EQ(p_->log_end_offset(), 1);
+  EXPECT_EQ(p_->high_watermark(), 1);
+  (*leader)->close();
+}
+
+}  // namespace
+}  // namespace sluice::broker

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Cluster mode on a real ZooKeeper: three sluice brokers, separate processes and data dirs.
+
+Checks (issue "Cluster mode on ZooKeeper", acceptance 1-4, and the idempotence issue's failover item):
+ - a 12-partition RF-3 topic gets its leaders spread 4/4/4;
+ - zkCli.sh shows Kafka's znodes with Kafka's JSON fields;
+ - librdkafka (confluent-kafka), acks=all + idempotence, numbered records, while the leader is SIGKILLed
+   and restarted, --rounds times: 0 acknowledged records lost, 0 duplicates, no gap; failover time printed;
+ - with min.insync.replicas=2: one follower stopped, acks=all still works; two stopped: NOT_ENOUGH_REPLICAS
+   (kafka-python, retries=0); both restarted: they catch up and rejoin the ISR.
+Only loopback addresses; every wait is bounded. Exit 0 pass, 1 fail, 77 skipped.
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sluice_harness as h  # noqa: E402
+
+SESSION_TIMEOUT_MS = 6000
+
+
+def wait_until(what, predicate, timeout):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise RuntimeError("timed out after %.0f s waiting for %s (last: %r)" % (timeout, what, last))
+
+
+class Cluster:
+    def __init__(self, binary, zk, size=3):
+        self.zk = zk
+        self.brokers = {}
+        for i in range(1, size + 1):
+            self.brokers[i] = h.Broker(binary, {
+                "broker.id": str(i),
+                "zookeeper.connect": zk.connect + "/sluice",
+                "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                "replica.lag.time.max.ms": "3000",
+                "default.replication.factor": "3",
+                "offsets.topic.replication.factor": "3",
+                "offsets.topic.num.partitions": "6",
+                "num.io.threads": "2",
+                "sluice.log.level": "info",
+            })
+
+    def bootstrap(self):
+        return ",".join(b.bootstrap for b in self.brokers.values() if b.alive())
+
+    def start(self):
+        for b in self.brokers.values():
+            b.start(ready_timeout=30)
+
+    def close(self, failed):
+        for b in self.brokers.values():
+            b.close(failed=failed)
+
+
+def admin(cluster):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": cluster.bootstrap()})
+
+
+def partition_info(cluster, topic):
+    """{partition: (leader, replicas, isr)} from a fresh Metadata request, or None."""
+    try:
+        md = admin(cluster).list_topics(topic=topic, timeout=5)
+    except Exception:  # noqa: BLE001 - a broker may be down right now
+        return None
+    t = md.topics.get(topic)
+    if t is None or t.error is not None:
+        return None
+    return {p.id: (p.leader, list(p.replicas), list(p.isrs)) for p in t.partitions.values()}
+
+
+def create_topic(cluster, name, partitions, rf, configs=None):
+    from confluent_kafka.admin import NewTopic
+    fs = admin(cluster).create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=10)
+    fs[name].result(timeout=30)
+    wait_until("leaders for every partition of " + name,
+               lambda: (lambda i: i if i and len(i) == partitions and all(v[0] >= 0 for v in i.values()) else None)(
+                   partition_info(cluster, name)), 60)
+
+
+def check_spread_and_znodes(cluster, check):
+    create_topic(cluster, "spread", 12, 3)
+    info = partition_info(cluster, "spread")
+    counts = {}
+    for leader, replicas, isr in info.values():
+        counts[leader] = counts.get(leader, 0) + 1
+        check.eq(len(set(replicas)), 3, "spread: distinct replicas")
+    print("leaders per broker for 12 partitions RF 3:", dict(sorted(counts.items())))
+    check.eq(sorted(counts.values()), [4, 4, 4], "leaders spread 4/4/4")
+
+    zk = cluster.zk
+    outputs = {}
+    for path in ["/sluice/brokers/ids/1", "/sluice/controller", "/sluice/controller_epoch", "/sluice/cluster/id",
+                 "/sluice/brokers/topics/spread", "/sluice/brokers/topics/spread/partitions/0/state"]:
+        text = zk.cli("get", path)
+        line = next((l for l in text.splitlines() if l.startswith("{") or l.strip().isdigit()), None)
+        print("zkCli get %s -> %s" % (path, line))
+        outputs[path] = line
+        check.true(line is not None, "zkCli get %s printed a value" % path)
+    try:
+        reg = json.loads(outputs["/sluice/brokers/ids/1"])
+        for k in ("host", "port", "endpoints", "version", "timestamp", "jmx_port"):
+            check.true(k in reg, "/brokers/ids/1 has %s" % k)
+        ctl = json.loads(outputs["/sluice/controller"])
+        check.true("brokerid" in ctl, "/controller has brokerid")
+        topic = json.loads(outputs["/sluice/brokers/topics/spread"])
+        check.eq(len(topic.get("partitions", {})), 12, "/brokers/topics/spread partitions")
+        state = json.loads(outputs["/sluice/brokers/topics/spread/partitions/0/state"])
+        for k in ("controller_epoch", "leader", "version", "leader_epoch", "isr"):
+            check.true(k in state, "partition state has %s" % k)
+        cid = json.loads(outputs["/sluice/cluster/id"])
+        check.true("id" in cid, "/cluster/id has id")
+    except (TypeError, ValueError) as e:
+        check.true(False, "znode JSON did not parse: %r" % (e,))
+    children = zk.cli("ls", "/sluice/brokers/ids")
+    print("zkCli ls /sluice/brokers/ids ->", [l for l in children.splitlines() if l.startswith("[")])
+
+
+def failover_rounds(cluster, check, rounds):
+    from confluent_kafka import Consumer, Producer
+    topic = "failover"
+    create_topic(cluster, topic, 1, 3, {"min.insync.replicas": "2"})
+    acked = set()
+    errors = []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked.add(int(msg.value()))
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap(), "acks": "all", "enable.idempotence": True,
+                         "linger.ms": 2, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 1000,
+                         "retry.backoff.ms": 100})
+    sent = 0
+    failover_ms = []
+
+    def produce_for(seconds):
+        nonlocal sent
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                producer.produce(topic, value=str(sent).encode())
+                sent += 1
+            except BufferError:
+                producer.poll(0.05)
+            producer.poll(0.001)
+            if sent % 50 == 0:
+                time.sleep(0.005)
+
+    for rnd in range(rounds):
+        produce_for(1.0)
+        info = wait_until("a leader", lambda: partition_info(cluster, topic), 30)
+        leader = info[0][0]
+        acked_before = len(acked)
+        killed_at = time.monotonic()
+        cluster.brokers[leader].kill9()
+        # Keep producing while the cluster elects a new leader; time until Metadata shows one.
+        new_leader = None
+        while time.monotonic() - killed_at < 4 * SESSION_TIMEOUT_MS / 1000:
+            produce_for(0.2)
+            i = partition_info(cluster, topic)
+            if i and i[0][0] not in (-1, leader):
+                new_leader = i[0][0]
+                break
+        took = (time.monotonic() - killed_at) * 1000
+        failover_ms.append(took)
+        check.true(new_leader is not None, "round %d: a new leader after killing %d" % (rnd, leader))
+        produce_for(1.0)
+        producer.flush(60)
+        print("round %d: killed leader %d, new leader %s after %.0f ms; acked %d -> %d" %
+              (rnd, leader, new_leader, took, acked_before, len(acked)))
+        cluster.brokers[leader].start(ready_timeout=30)
+        wait_until("broker %d back in the ISR" % leader,
+                   lambda: (lambda i: i and leader in i[0][2])(partition_info(cluster, topic)), 60)
+    remaining = producer.flush(120)
+    check.eq(remaining, 0, "messages still in flight at the end")
+    check.eq(errors[:5], [], "delivery errors")
+
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": "failover-check",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.assign([__import__("confluent_kafka").TopicPartition(topic, 0, 0)])
+    seen = []
+    idle_since = time.monotonic()
+    while time.monotonic() - idle_since < 5 and len(seen) < sent + 10:
+        m = consumer.poll(0.5)
+        if m is None or m.error():
+            continue
+        seen.append(int(m.value()))
+        idle_since = time.monotonic()
+    consumer.close()
+    lost = sorted(acked - set(seen))
+    dups = len(seen) - len(set(seen))
+    gaps = sum(1 for a, b in zip(seen, seen[1:]) if b != a + 1)
+    print("failover: %d rounds, %d produced, %d acknowledged, %d consumed, %d lost, %d duplicates, %d gaps; "
+          "failover ms: %s (session timeout %d ms)" %
+          (rounds, sent, len(acked), len(seen), len(lost), dups, gaps,
+           ", ".join("%.0f" % x for x in failover_ms), SESSION_TIMEOUT_MS))
+    check.eq(lost[:10], [], "acknowledged records lost")
+    check.eq(dups, 0, "duplicates (idempotent producer)")
+    check.eq(gaps, 0, "gaps in the consumed sequence")
+    for x in failover_ms:
+        check.true(x <= 2 * SESSION_TIMEOUT_MS, "failover %.0f ms within 2 x session timeout" % x)
+
+
+def min_isr(cluster, check):
+    from kafka import KafkaProducer
+    from kafka.errors import NotEnoughReplicasError
+    topic = "isr"
+    create_topic(cluster, topic, 1, 3, {"min.insync.replicas": "2"})
+    leader, replicas, isr = partition_info(cluster, topic)[0]
+    followers = [r for r in replicas if r != leader]
+
+    def produce_once(value):
+        p = KafkaProducer(bootstrap_servers=cluster.bootstrap(), acks="all", retries=0, request_timeout_ms=10000,
+                          max_block_ms=10000)
+        try:
+            p.send(topic, value=value).get(timeout=15)
+            return None
+        except Exception as e:  # noqa: BLE001
+            return e
+        finally:
+            p.close(timeout=5)
+
+    check.eq(produce_once(b"all-up"), None, "acks=all with the full ISR")
+    cluster.brokers[followers[0]].stop()
+    wait_until("ISR without %d" % followers[0],
+               lambda: (lambda i: i and followers[0] not in i[0][2])(partition_info(cluster, topic)), 30)
+    check.eq(produce_once(b"one-down"), None, "acks=all with ISR 2 = min.insync.replicas")
+    cluster.brokers[followers[1]].stop()
+    wait_until("ISR of the leader alone",
+               lambda: (lambda i: i and i[0][2] == [leader])(partition_info(cluster, topic)), 30)
+    err = produce_once(b"two-down")
+    print("produce with ISR [%d] and min.insync.replicas=2 ->" % leader, repr(err))
+    check.true(isinstance(err, NotEnoughReplicasError), "NOT_ENOUGH_REPLICAS with one replica in sync")
+    for f in followers:
+        cluster.brokers[f].start(ready_timeout=30)
+    wait_until("both followers back in the ISR",
+               lambda: (lambda i: i and sorted(i[0][2]) == sorted(replicas))(partition_info(cluster, topic)), 60)
+    check.eq(produce_once(b"back"), None, "acks=all after the followers rejoined")
+
+
+def main():
+    binary, _ = h.binary_from_args(__doc__)
+    rounds = int(os.environ.get("SLUICE_CLUSTER_ROUNDS", "10"))
+    if not h.ZooKeeper.available():
+        print("SKIPPED: ZooKeeper (Debian package zookeeper) or java not installed")
+        return h.SKIP
+    zk = h.ZooKeeper()
+    cluster = None
+    check = h.Checker()
+    try:
+        zk.start()
+        cluster = Cluster(binary, zk)
+        cluster.start()
+        check_spread_and_znodes(cluster, check)
+        min_isr(cluster, check)
+        failover_rounds(cluster, check, rounds)
+    except Exception as e:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        check.failures.append("exception: %r" % (e,))
+    failed = not check.ok()
+    if failed and cluster:
+        for i, b in cluster.brokers.items():
+            print("---- broker %d log (%s) ----" % (i, b.log_path))
+            print(b.log_text()[-8000:])
+    if cluster:
+        cluster.close(failed)
+    zk.close(failed)
+    code = check.report()
+    print("PASS" if code == 0 else "FAILED")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
