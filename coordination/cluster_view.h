@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct broker_registration {
   int32_t port = 0;
   std::string listener_name = "PLAINTEXT";
   std::optional<std::string> rack;
+  /// Kafka's broker epoch: the czxid of the registration znode; changes when the broker re-registers
+  /// (restart or new session). -1 when unknown (the embedded store, or the argument of start()).
+  int64_t epoch = -1;
 };
 
 /// Leader and ISR of one partition: Kafka's /brokers/topics/<t>/partitions/<p>/state
@@ -47,6 +51,8 @@ struct cluster_snapshot {
   std::map<int32_t, broker_registration> brokers;                   // live brokers by id
   std::map<std::string, topic_assignment, std::less<>> topics;      // assignment and config overrides
   std::map<std::string, std::vector<partition_state>, std::less<>> states;  // states[topic][partition]
+  /// Topics marked for deletion (/admin/delete_topics/<t>) that the controller has not removed yet.
+  std::set<std::string, std::less<>> deleting_topics;
   uint64_t sequence = 0;  // grows with every publication
 
   /// The state of one partition, or nullptr when unknown.

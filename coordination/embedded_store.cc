@@ -104,6 +104,7 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
   if (!std::filesystem::exists(store->file_)) {
     store->cluster_id_ = to_base64(random_topic_id());
     if (auto r = store->persist(); !r) return r.err();
+    store->publish();  // registered=false until start()
     return store;
   }
   std::ifstream in(store->file_);
@@ -129,6 +130,7 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
   } catch (const std::exception& e) {
     return io_failure("corrupt " + store->file_.string() + ": " + e.what());
   }
+  store->publish();  // registered=false until start()
   return store;
 }
 
@@ -181,6 +183,31 @@ std::vector<topic_assignment> embedded_store::topics() const {
 }
 
 result<void> embedded_store::create_topic(const topic_assignment& topic) {
+  auto r = do_create_topic(topic);
+  if (r) publish();
+  return r;
+}
+
+result<void> embedded_store::delete_topic(const std::string& name) {
+  auto r = do_delete_topic(name);
+  if (r) publish();
+  return r;
+}
+
+result<void> embedded_store::set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) {
+  auto r = do_set_topic_configs(name, std::move(configs));
+  if (r) publish();
+  return r;
+}
+
+result<void> embedded_store::add_partitions(const std::string& name,
+                                            const std::vector<std::vector<int32_t>>& replicas) {
+  auto r = do_add_partitions(name, replicas);
+  if (r) publish();
+  return r;
+}
+
+result<void> embedded_store::do_create_topic(const topic_assignment& topic) {
   std::lock_guard lock(mutex_);
   if (topics_.contains(topic.name)) return error{static_cast<int>(errc::topic_exists), topic.name};
   topics_.emplace(topic.name, topic);
@@ -191,7 +218,7 @@ result<void> embedded_store::create_topic(const topic_assignment& topic) {
   return {};
 }
 
-result<void> embedded_store::delete_topic(const std::string& name) {
+result<void> embedded_store::do_delete_topic(const std::string& name) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
   if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
@@ -204,7 +231,8 @@ result<void> embedded_store::delete_topic(const std::string& name) {
   return {};
 }
 
-result<void> embedded_store::set_topic_configs(const std::string& name, std::map<std::string, std::string> configs) {
+result<void> embedded_store::do_set_topic_configs(const std::string& name,
+                                                 std::map<std::string, std::string> configs) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
   if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
@@ -216,8 +244,8 @@ result<void> embedded_store::set_topic_configs(const std::string& name, std::map
   return {};
 }
 
-result<void> embedded_store::add_partitions(const std::string& name,
-                                            const std::vector<std::vector<int32_t>>& replicas) {
+result<void> embedded_store::do_add_partitions(const std::string& name,
+                                               const std::vector<std::vector<int32_t>>& replicas) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
   if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
@@ -246,6 +274,80 @@ result<producer_id_block> embedded_store::allocate_producer_id_block(int32_t bro
     return r.err();
   }
   return *latest_producer_id_block_;
+}
+
+}  // namespace sluice::coordination
+
+namespace sluice::coordination {
+
+result<void> embedded_store::start(const broker_registration& self) {
+  {
+    std::lock_guard lock(view_mutex_);
+    self_ = self;
+    started_ = true;
+  }
+  publish();
+  return {};
+}
+
+std::shared_ptr<const cluster_snapshot> embedded_store::snapshot() const {
+  std::lock_guard lock(view_mutex_);
+  return snapshot_;
+}
+
+void embedded_store::subscribe(std::function<void(std::shared_ptr<const cluster_snapshot>)> on_change) {
+  std::lock_guard lock(view_mutex_);
+  subscribers_.push_back(std::move(on_change));
+}
+
+void embedded_store::publish() {
+  std::lock_guard order(publish_mutex_);
+  auto snap = std::make_shared<cluster_snapshot>();
+  std::optional<broker_registration> self;
+  {
+    std::lock_guard lock(view_mutex_);
+    self = self_;
+    snap->registered = started_;
+  }
+  const int32_t id = self ? self->id : -1;
+  {
+    std::lock_guard lock(mutex_);
+    snap->cluster_id = cluster_id_;
+    for (const auto& [name, t] : topics_) {
+      snap->topics.emplace(name, t);
+      snap->states.emplace(name, std::vector<partition_state>(t.replicas.size(), partition_state{id, 0, {id}, 0, 0}));
+    }
+  }
+  if (self) {
+    snap->brokers[id] = *self;
+    snap->controller_id = id;
+  }
+  std::vector<std::function<void(std::shared_ptr<const cluster_snapshot>)>> subscribers;
+  {
+    std::lock_guard lock(view_mutex_);
+    snap->sequence = ++sequence_;
+    snapshot_ = snap;
+    subscribers = subscribers_;
+  }
+  for (const auto& f : subscribers) f(snap);
+}
+
+result<partition_state> embedded_store::update_isr(const std::string& topic, int32_t partition,
+                                                   const partition_state& next) {
+  auto snap = snapshot();
+  const partition_state* current = snap ? snap->state(topic, partition) : nullptr;
+  if (current == nullptr) return error{static_cast<int>(view_errc::version_conflict), "unknown partition"};
+  if (next.version != current->version || next.leader != current->leader || next.isr != current->isr ||
+      next.leader_epoch != current->leader_epoch)
+    return error{static_cast<int>(view_errc::version_conflict), "single node: the ISR is always [self]"};
+  return *current;
+}
+
+result<void> embedded_store::controlled_shutdown(int64_t) { return {}; }
+
+void embedded_store::stop() {
+  std::lock_guard lock(view_mutex_);
+  started_ = false;
 }
 
 }  // namespace sluice::coordination

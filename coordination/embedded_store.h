@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "coordination/cluster_store.h"
+#include "coordination/cluster_view.h"
 
 namespace sluice::coordination {
 
@@ -13,7 +14,12 @@ namespace sluice::coordination {
 ///    "latest_producer_id_block":{"broker":0,"block_start":"0","block_end":"999"}}   (the last key once ids were
 ///   reserved; block bounds are strings as in Kafka's znode, int64 does not fit a JSON double)
 /// Thread-safe through one mutex (admin path only).
-class embedded_store final : public cluster_store {
+///
+/// Also the single-node cluster_view, so that the broker follows one code path in both modes: the only
+/// broker is the registered self (also the controller); every partition has leader self, leader_epoch 0,
+/// isr [self], controller_epoch 0, version 0. A new snapshot is published (on the calling thread, in
+/// order) after every topic create/delete, config change and add_partitions.
+class embedded_store final : public cluster_store, public cluster_view {
  public:
   /// Loads the file if present, else creates it with a new cluster id. Errors: io_error when the file
   /// exists but cannot be read or parsed (never silently replaced: that would lose topics).
@@ -29,7 +35,24 @@ class embedded_store final : public cluster_store {
   result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
                                                        int64_t size = producer_id_block_size) override;
 
+  // cluster_view
+  result<void> start(const broker_registration& self) override;
+  std::shared_ptr<const cluster_snapshot> snapshot() const override;
+  void subscribe(std::function<void(std::shared_ptr<const cluster_snapshot>)> on_change) override;
+  /// The ISR is always [self]: returns the stored state when `next` asks for nothing else, else
+  /// version_conflict.
+  result<partition_state> update_isr(const std::string& topic, int32_t partition, const partition_state& next) override;
+  /// Nothing to move: returns at once.
+  result<void> controlled_shutdown(int64_t timeout_ms) override;
+  void stop() override;
+
  private:
+  void publish();  // builds and delivers a snapshot; takes publish_mutex_ then mutex_
+  result<void> do_create_topic(const topic_assignment& topic);
+  result<void> do_delete_topic(const std::string& name);
+  result<void> do_set_topic_configs(const std::string& name, std::map<std::string, std::string> configs);
+  result<void> do_add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas);
+
   explicit embedded_store(std::filesystem::path file) : file_(std::move(file)) {}
   result<void> persist() const;  // caller holds mutex_
 
@@ -38,6 +61,14 @@ class embedded_store final : public cluster_store {
   std::string cluster_id_;
   std::map<std::string, topic_assignment> topics_;
   std::optional<producer_id_block> latest_producer_id_block_;
+
+  std::mutex publish_mutex_;  // one publication at a time, in order
+  mutable std::mutex view_mutex_;
+  std::optional<broker_registration> self_;
+  bool started_ = false;
+  std::shared_ptr<const cluster_snapshot> snapshot_;
+  std::vector<std::function<void(std::shared_ptr<const cluster_snapshot>)>> subscribers_;
+  uint64_t sequence_ = 0;
 };
 
 }  // namespace sluice::coordination

@@ -1,0 +1,47 @@
+#pragma once
+// Replica assignment of new topics and partitions, as Kafka's AdminUtils.assignReplicasToBrokers
+// (used by CreateTopics and CreatePartitions in cluster mode).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace sluice::coordination {
+
+/// A live broker as the assignment sees it.
+struct broker_rack {
+  int32_t id = -1;
+  std::optional<std::string> rack;  // broker.rack
+};
+
+/// Error codes of assign_replicas, carried in sluice::error::code (Kafka: INVALID_REPLICATION_FACTOR,
+/// INVALID_PARTITIONS).
+enum class assignment_errc : int { invalid_replication_factor = 200, invalid_partitions };
+
+/// Assigns `partition_count` partitions numbered from `start_partition` to `brokers` (any order; sorted by
+/// id here), `replication_factor` replicas each; `result[i]` is the replica list of partition
+/// start_partition + i, its first broker the preferred leader.
+///
+/// Kafka's algorithm: rack-unaware, the first replica of partition p is broker (p + start_index) mod n
+/// and the others follow at a shift that grows by one every n partitions, so first replicas (preferred
+/// leaders) are spread evenly (3 brokers, 12 partitions: 4/4/4). Rack-aware when every broker has a rack:
+/// the broker list alternates racks and each partition's replicas go to distinct racks first.
+/// `start_index` and `replica_shift` < 0 pick random values, as Kafka does (fixed in tests).
+///
+/// Errors: invalid_replication_factor when replication_factor <= 0 or > brokers.size();
+/// invalid_partitions when partition_count <= 0.
+result<std::vector<std::vector<int32_t>>> assign_replicas(std::vector<broker_rack> brokers, int32_t partition_count,
+                                                          int32_t replication_factor, int32_t start_partition = 0,
+                                                          int32_t start_index = -1, int32_t replica_shift = -1);
+
+/// CreatePartitions: assignment of the partitions added to a topic whose current assignment is `existing`,
+/// up to `new_total` partitions, as Kafka's AdminZkClient.createPartitions: replication factor of
+/// partition 0, start index at partition 0's first replica, partition numbers continuing. Errors as above
+/// (invalid_partitions when new_total <= existing.size()).
+result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<broker_rack> brokers,
+                                                                  const std::vector<std::vector<int32_t>>& existing,
+                                                                  int32_t new_total);
+
+}  // namespace sluice::coordination

@@ -1,0 +1,280 @@
+#include "coordination/zk/znodes.h"
+
+#include <boost/json.hpp>
+#include <charconv>
+#include <climits>
+
+namespace sluice::coordination::zk {
+namespace json = boost::json;
+namespace {
+
+error malformed(const std::string& what, const std::string& data) {
+  std::string shown = data.size() > 200 ? data.substr(0, 200) + "..." : data;
+  return error{static_cast<int>(zk_errc::malformed), what + ": " + shown};
+}
+
+// Parses `data` as a JSON object; nullptr when it is not one.
+bool parse_object(const std::string& data, json::object& out) {
+  boost::system::error_code ec;
+  auto v = json::parse(data, ec);
+  if (ec || !v.is_object()) return false;
+  out = std::move(v.as_object());
+  return true;
+}
+
+bool get_int(const json::object& o, std::string_view key, int64_t& out, int64_t lo = INT32_MIN,
+             int64_t hi = INT32_MAX) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr) return false;
+  if (v->is_int64()) out = v->as_int64();
+  else if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) out = static_cast<int64_t>(v->as_uint64());
+  else return false;
+  return out >= lo && out <= hi;
+}
+
+bool get_string(const json::object& o, std::string_view key, std::string& out) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || !v->is_string()) return false;
+  out = std::string(v->as_string());
+  return true;
+}
+
+bool parse_i64(std::string_view text, int64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && p == text.data() + text.size() && !text.empty();
+}
+
+bool get_int_list(const json::value& v, std::vector<int32_t>& out) {
+  if (!v.is_array()) return false;
+  for (const auto& e : v.as_array()) {
+    if (!e.is_int64() || e.as_int64() < INT32_MIN || e.as_int64() > INT32_MAX) return false;
+    out.push_back(static_cast<int32_t>(e.as_int64()));
+  }
+  return true;
+}
+
+json::array to_array(const std::vector<int32_t>& ids) {
+  json::array a;
+  for (int32_t b : ids) a.push_back(b);
+  return a;
+}
+
+std::string endpoint(const broker_registration& b) {
+  bool v6 = b.host.find(':') != std::string::npos;
+  return b.listener_name + "://" + (v6 ? "[" + b.host + "]" : b.host) + ":" + std::to_string(b.port);
+}
+
+// "NAME://host:port" or "NAME://[v6]:port".
+bool parse_endpoint(const std::string& text, broker_registration& b) {
+  auto sep = text.find("://");
+  if (sep == std::string::npos || sep == 0) return false;
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon < sep + 3) return false;
+  std::string host = text.substr(sep + 3, colon - sep - 3);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int64_t port = 0;
+  if (!parse_i64(std::string_view(text).substr(colon + 1), port) || port < 0 || port > 65535) return false;
+  b.listener_name = text.substr(0, sep);
+  b.host = host;
+  b.port = static_cast<int32_t>(port);
+  return true;
+}
+
+}  // namespace
+
+std::string broker_znode::encode(const broker_registration& b, int64_t timestamp_ms) {
+  json::object o;
+  o["features"] = json::object{};
+  o["listener_security_protocol_map"] = json::object{{b.listener_name, "PLAINTEXT"}};
+  o["endpoints"] = json::array{json::value(endpoint(b))};
+  o["jmx_port"] = -1;
+  o["port"] = b.port;
+  o["host"] = b.host;
+  o["version"] = 5;
+  o["timestamp"] = std::to_string(timestamp_ms);
+  if (b.rack) o["rack"] = *b.rack;
+  return json::serialize(o);
+}
+
+result<broker_registration> broker_znode::decode(int32_t id, const std::string& data) {
+  json::object o;
+  if (!parse_object(data, o)) return malformed("broker " + std::to_string(id) + " registration is not JSON", data);
+  int64_t version = 0;
+  if (!get_int(o, "version", version) || version < 1)
+    return malformed("broker " + std::to_string(id) + " registration has no valid version", data);
+  broker_registration b;
+  b.id = id;
+  const auto* endpoints = o.if_contains("endpoints");
+  if (version >= 2 && endpoints != nullptr && endpoints->is_array() && !endpoints->as_array().empty()) {
+    const auto& first = endpoints->as_array().front();
+    if (!first.is_string() || !parse_endpoint(std::string(first.as_string()), b))
+      return malformed("broker " + std::to_string(id) + " has a bad endpoint", data);
+  } else {
+    int64_t port = 0;
+    if (!get_string(o, "host", b.host) || !get_int(o, "port", port, 0, 65535))
+      return malformed("broker " + std::to_string(id) + " registration has no endpoint", data);
+    b.port = static_cast<int32_t>(port);
+  }
+  if (const auto* rack = o.if_contains("rack"); rack != nullptr && !rack->is_null()) {
+    if (!rack->is_string()) return malformed("broker " + std::to_string(id) + " has a bad rack", data);
+    b.rack = std::string(rack->as_string());
+  }
+  return b;
+}
+
+std::string controller_znode::encode(int32_t broker_id, int64_t timestamp_ms) {
+  return json::serialize(json::object{{"version", 2},
+                                      {"brokerid", broker_id},
+                                      {"timestamp", std::to_string(timestamp_ms)},
+                                      {"kraftControllerEpoch", -1}});
+}
+
+result<int32_t> controller_znode::decode(const std::string& data) {
+  json::object o;
+  int64_t id = 0;
+  if (!parse_object(data, o) || !get_int(o, "brokerid", id)) return malformed("bad /controller", data);
+  return static_cast<int32_t>(id);
+}
+
+result<int32_t> controller_epoch_znode::decode(const std::string& data) {
+  int64_t epoch = 0;
+  if (!parse_i64(data, epoch) || epoch < 0 || epoch > INT32_MAX) return malformed("bad /controller_epoch", data);
+  return static_cast<int32_t>(epoch);
+}
+
+std::string topic_znode::encode(const topic_assignment& t) {
+  json::object partitions;
+  for (size_t p = 0; p < t.replicas.size(); ++p) partitions[std::to_string(p)] = to_array(t.replicas[p]);
+  json::object o{{"partitions", std::move(partitions)},
+                 {"adding_replicas", json::object{}},
+                 {"removing_replicas", json::object{}},
+                 {"version", 3}};
+  if (t.id != topic_id{}) o["topic_id"] = to_base64(t.id);
+  return json::serialize(o);
+}
+
+result<topic_assignment> topic_znode::decode(const std::string& topic, const std::string& data) {
+  json::object o;
+  if (!parse_object(data, o)) return malformed("topic " + topic + " assignment is not JSON", data);
+  const auto* parts = o.if_contains("partitions");
+  if (parts == nullptr || !parts->is_object()) return malformed("topic " + topic + " has no partitions", data);
+  topic_assignment t;
+  t.name = topic;
+  const auto& map = parts->as_object();
+  t.replicas.resize(map.size());
+  std::vector<bool> seen(map.size(), false);
+  for (const auto& [key, replicas] : map) {
+    int64_t p = -1;
+    if (!parse_i64(key, p) || p < 0 || p >= static_cast<int64_t>(map.size()) || seen[static_cast<size_t>(p)])
+      return malformed("topic " + topic + " has partitions not numbered 0..n-1", data);
+    seen[static_cast<size_t>(p)] = true;
+    if (!get_int_list(replicas, t.replicas[static_cast<size_t>(p)]))
+      return malformed("topic " + topic + " has a bad replica list", data);
+  }
+  if (const auto* id = o.if_contains("topic_id"); id != nullptr && !id->is_null()) {
+    std::optional<topic_id> parsed;
+    if (id->is_string()) parsed = topic_id_from_base64(std::string(id->as_string()));
+    if (!parsed) return malformed("topic " + topic + " has a bad topic_id", data);
+    t.id = *parsed;
+  }
+  return t;
+}
+
+std::string partition_state_znode::encode(const partition_state& s) {
+  return json::serialize(json::object{{"controller_epoch", s.controller_epoch},
+                                      {"leader", s.leader},
+                                      {"version", 1},
+                                      {"leader_epoch", s.leader_epoch},
+                                      {"isr", to_array(s.isr)}});
+}
+
+result<partition_state> partition_state_znode::decode(const std::string& data, int32_t zk_version) {
+  json::object o;
+  if (!parse_object(data, o)) return malformed("partition state is not JSON", data);
+  partition_state s;
+  int64_t leader = 0, epoch = 0, controller_epoch = 0;
+  const auto* isr = o.if_contains("isr");
+  if (!get_int(o, "leader", leader) || !get_int(o, "leader_epoch", epoch) ||
+      !get_int(o, "controller_epoch", controller_epoch) || isr == nullptr || !get_int_list(*isr, s.isr))
+    return malformed("partition state lacks leader, leader_epoch, controller_epoch or isr", data);
+  s.leader = static_cast<int32_t>(leader);
+  s.leader_epoch = static_cast<int32_t>(epoch);
+  s.controller_epoch = static_cast<int32_t>(controller_epoch);
+  s.version = zk_version;
+  return s;
+}
+
+std::string topic_config_znode::encode(const std::map<std::string, std::string>& configs) {
+  json::object c;
+  for (const auto& [k, v] : configs) c[k] = v;
+  return json::serialize(json::object{{"version", 1}, {"config", std::move(c)}});
+}
+
+result<std::map<std::string, std::string>> topic_config_znode::decode(const std::string& data) {
+  std::map<std::string, std::string> out;
+  if (data.empty()) return out;  // Kafka reads a null config znode as no overrides
+  json::object o;
+  if (!parse_object(data, o)) return malformed("topic config is not JSON", data);
+  const auto* c = o.if_contains("config");
+  if (c == nullptr) return out;
+  if (!c->is_object()) return malformed("topic config has a bad \"config\"", data);
+  for (const auto& [k, v] : c->as_object()) {
+    if (!v.is_string()) return malformed("topic config value of " + std::string(k) + " is not a string", data);
+    out[std::string(k)] = std::string(v.as_string());
+  }
+  return out;
+}
+
+std::string cluster_id_znode::encode(const std::string& id) {
+  return json::serialize(json::object{{"version", "1"}, {"id", id}});
+}
+
+result<std::string> cluster_id_znode::decode(const std::string& data) {
+  json::object o;
+  std::string id;
+  if (!parse_object(data, o) || !get_string(o, "id", id) || id.empty()) return malformed("bad /cluster/id", data);
+  return id;
+}
+
+std::string producer_id_block_znode::encode(const producer_id_block& b) {
+  return json::serialize(json::object{{"version", 1},
+                                      {"broker", b.broker_id},
+                                      {"block_start", std::to_string(b.first)},
+                                      {"block_end", std::to_string(b.last)}});
+}
+
+result<producer_id_block> producer_id_block_znode::decode(const std::string& data) {
+  json::object o;
+  int64_t broker = 0;
+  std::string start, end;
+  producer_id_block b;
+  if (!parse_object(data, o) || !get_int(o, "broker", broker) || !get_string(o, "block_start", start) ||
+      !get_string(o, "block_end", end) || !parse_i64(start, b.first) || !parse_i64(end, b.last) || b.first < 0 ||
+      b.last < b.first)
+    return malformed("bad /latest_producer_id_block", data);
+  b.broker_id = static_cast<int32_t>(broker);
+  return b;
+}
+
+std::string controlled_shutdown_znode::encode(const value& v) {
+  json::object o{{"version", 1}, {"broker", v.broker}, {"timestamp", std::to_string(v.timestamp_ms)}};
+  if (v.remaining_leaders >= 0) o["remaining_leaders"] = v.remaining_leaders;
+  return json::serialize(o);
+}
+
+result<controlled_shutdown_znode::value> controlled_shutdown_znode::decode(const std::string& data) {
+  json::object o;
+  int64_t broker = 0, remaining = -1;
+  std::string ts;
+  value v;
+  if (!parse_object(data, o) || !get_int(o, "broker", broker)) return malformed("bad controlled shutdown", data);
+  v.broker = static_cast<int32_t>(broker);
+  if (get_string(o, "timestamp", ts)) parse_i64(ts, v.timestamp_ms);
+  if (o.contains("remaining_leaders")) {
+    if (!get_int(o, "remaining_leaders", remaining, 0)) return malformed("bad remaining_leaders", data);
+    v.remaining_leaders = static_cast<int32_t>(remaining);
+  }
+  return v;
+}
+
+}  // namespace sluice::coordination::zk
