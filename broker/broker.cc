@@ -3,29 +3,41 @@
 #include "base/logging.h"
 #include "broker/topic_config.h"
 #include "coordination/embedded_store.h"
+#include "coordination/zk/zk_cluster.h"
 
 namespace sluice::broker {
 
 broker::broker(broker_config config) : config_(std::move(config)), io_(), signals_(io_, SIGINT, SIGTERM) {}
 
 result<void> broker::start() {
-  if (!config_.zookeeper_connect.empty())
-    return error{1, "zookeeper.connect is set, but cluster mode is not available in this build yet; "
-                    "unset it to run the embedded single-node mode"};
   for (const auto& dir : config_.log_dirs) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return error{1, "cannot create log dir " + dir.string() + ": " + ec.message()};
   }
-  auto store = coordination::embedded_store::open(config_.log_dirs.front());
-  if (!store) return error{1, "cannot open cluster metadata: " + store.err().message};
-  store_ = std::move(*store);
+  cluster_mode_ = !config_.zookeeper_connect.empty();
+  if (cluster_mode_) {
+    auto options = coordination::zk::zk_options::from_config(config_.values);
+    if (!options) return error{1, "zookeeper settings: " + options.err().message};
+    options->connect = config_.zookeeper_connect;
+    auto zk = coordination::zk::zk_cluster::open(*options);
+    if (!zk) return error{1, "cannot connect to ZooKeeper at " + config_.zookeeper_connect + ": " + zk.err().message};
+    view_ = zk->get();
+    store_ = std::move(*zk);
+  } else {
+    auto store = coordination::embedded_store::open(config_.log_dirs.front());
+    if (!store) return error{1, "cannot open cluster metadata: " + store.err().message};
+    view_ = store->get();
+    store_ = std::move(*store);
+  }
 
   logs_ = std::make_unique<storage::log_manager>(config_.log_dirs, make_log_config(config_, {}),
                                                  system_clock::instance());
   if (auto r = logs_->load(); !r) return error{1, "cannot load logs: " + r.err().message};
   topics_ = std::make_unique<topic_registry>(config_, *store_, *logs_, io_.get_executor());
-  if (auto r = topics_->load(); !r) return r;
+  if (!cluster_mode_) {
+    if (auto r = topics_->load(); !r) return r;
+  }  // cluster mode: the replica manager syncs the registry with the cluster once registered
 
   context_ = std::unique_ptr<handler_context>(
       new handler_context{config_, *topics_, system_clock::instance(), store_->cluster_id(), nullptr});
@@ -35,20 +47,38 @@ result<void> broker::start() {
   context_->producer_ids = producer_ids_.get();
   faults_ = std::make_unique<fault_injector>(config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
   context_->faults = faults_.get();
+  context_->cluster = view_;
   if (faults_->enabled())
     log::warn("TEST HOOK ACTIVE: sluice.test.fault.produce.drop.response.rate={} (seed {}): Produce responses are "
               "dropped on purpose", config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
-  groups_->start();  // replays __consumer_offsets if it exists
+  if (!cluster_mode_) groups_->start();  // replays __consumer_offsets if it exists
   server_ = std::make_unique<net::server>(io_, *context_);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();
+  if (cluster_mode_) {
+    // Listening first, so that followers and clients can connect as soon as the registration is seen.
+    coordination::broker_registration self;
+    self.id = config_.broker_id;
+    const auto& ep = config_.advertised_listeners.empty() ? config_.listeners.front() : config_.advertised_listeners.front();
+    self.host = ep.host.empty() ? "localhost" : ep.host;
+    self.port = ep.port != 0 ? ep.port : (server_->local_endpoints().empty() ? 0 : server_->local_endpoints().front().port());
+    self.listener_name = ep.listener_name;
+    if (auto it = config_.values.find("broker.rack"); it != config_.values.end() && !it->second.empty()) self.rack = it->second;
+    replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
+    replicas_->on_leadership_change([groups = groups_.get()](std::shared_ptr<partition> p, bool leader) {
+      groups->on_leadership_change(p, leader);
+    });
+    context_->replicas = replicas_.get();
+    if (auto r = view_->start(self); !r) return error{1, "cannot register broker " + std::to_string(self.id) + " in ZooKeeper: " + r.err().message};
+    replicas_->start();
+  }
   maintenance_ = std::make_unique<log_maintenance>(io_.get_executor(), config_, *topics_, system_clock::instance());
   maintenance_->start();
 
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     log::info("signal {} received, shutting down", signal);
-    stop();
+    begin_shutdown();
   });
 
   unsigned n = config_.num_io_threads > 0 ? static_cast<unsigned>(config_.num_io_threads)
@@ -66,6 +96,21 @@ result<void> broker::start() {
   return {};
 }
 
+void broker::begin_shutdown() {
+  if (!cluster_mode_ || shutdown_thread_.joinable()) {
+    stop();
+    return;
+  }
+  // Controlled shutdown blocks on ZooKeeper round trips: not on an io thread, which must keep serving
+  // followers while leadership moves away.
+  shutdown_thread_ = std::thread([this] {
+    const int64_t timeout_ms = 10000;
+    if (auto r = view_->controlled_shutdown(timeout_ms); !r) log::warn("controlled shutdown: {}", r.err().message);
+    else log::info("controlled shutdown done: no partition is led here any more");
+    stop();
+  });
+}
+
 void broker::wait() {
   for (auto& t : threads_) t.join();
   threads_.clear();
@@ -79,6 +124,9 @@ void broker::stop() {
 }
 
 void broker::close() {
+  if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  if (replicas_) replicas_->stop();
+  if (cluster_mode_ && view_) view_->stop();  // closes the session: the registration goes at once
   if (topics_) topics_->close_all();
   if (logs_) logs_->close_all();
   log::info("logs flushed and closed");

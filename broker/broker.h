@@ -14,7 +14,9 @@
 #include "broker/net/server.h"
 #include "broker/request_context.h"
 #include "broker/topic_registry.h"
+#include "broker/replication/replica_manager.h"
 #include "coordination/cluster_store.h"
+#include "coordination/cluster_view.h"
 #include "storage/log_manager.h"
 
 namespace sluice::broker {
@@ -36,6 +38,8 @@ class broker {
   void wait();
   /// Stops accepting and ends the io threads. Thread-safe.
   void stop();
+  /// Cluster mode: controlled shutdown first (leadership moved away, bounded wait), then stop().
+  void begin_shutdown();
   /// Flushes and closes every partition log. Call after wait().
   void close();
 
@@ -45,7 +49,12 @@ class broker {
   broker_config config_;
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;
+  /// Single node: an embedded_store; cluster mode: a zk_cluster. Both are store and view at once.
   std::unique_ptr<coordination::cluster_store> store_;
+  coordination::cluster_view* view_ = nullptr;  // the same object as store_
+  bool cluster_mode_ = false;
+  std::unique_ptr<replica_manager> replicas_;
+  std::thread shutdown_thread_;
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<topic_registry> topics_;
   std::unique_ptr<group_service> groups_;

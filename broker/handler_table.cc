@@ -34,7 +34,7 @@ using protocol::api_key;
 
 // Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
 // does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
-const std::array<handler_entry, 24> kTable = {{
+const std::array<handler_entry, 25> kTable = {{
     {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
     {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
     {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},

@@ -74,7 +74,7 @@ TEST_F(PartitionReplicationTest, HighWatermarkIsTheSmallestLogEndOffsetOfTheIsr)
 TEST_F(PartitionReplicationTest, LaggingFollowerIsProposedOutAndCaughtUpFollowerIn) {
   p_->become_leader(1, 1, {1, 2, 3}, {1, 2, 3}, 7, 0);
   append(4);
-  p_->record_follower_fetch(2, 4, 100);  // caught up at t=100
+  p_->record_follower_fetch(2, 4, 1000);  // caught up at t=1000
   p_->record_follower_fetch(3, 1, 100);  // behind
   EXPECT_FALSE(p_->propose_isr_shrink(1000, 3000).has_value());
   auto shrink = p_->propose_isr_shrink(3200, 3000);  // 3 has not caught up since t=0

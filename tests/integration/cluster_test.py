@@ -69,7 +69,8 @@ def admin(cluster):
 def partition_info(cluster, topic):
     """{partition: (leader, replicas, isr)} from a fresh Metadata request, or None."""
     try:
-        md = admin(cluster).list_topics(topic=topic, timeout=5)
+        client = admin(cluster)
+        md = client.list_topics(topic=topic, timeout=5)
     except Exception:  # noqa: BLE001 - a broker may be down right now
         return None
     t = md.topics.get(topic)
@@ -80,7 +81,8 @@ def partition_info(cluster, topic):
 
 def create_topic(cluster, name, partitions, rf, configs=None):
     from confluent_kafka.admin import NewTopic
-    fs = admin(cluster).create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=10)
+    client = admin(cluster)  # must outlive the future
+    fs = client.create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=10)
     fs[name].result(timeout=30)
     wait_until("leaders for every partition of " + name,
                lambda: (lambda i: i if i and len(i) == partitions and all(v[0] >= 0 for v in i.values()) else None)(
@@ -149,7 +151,7 @@ def failover_rounds(cluster, check, rounds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             try:
-                producer.produce(topic, value=str(sent).encode())
+                producer.produce(topic, value=str(sent).encode(), on_delivery=on_delivery)
                 sent += 1
             except BufferError:
                 producer.poll(0.05)

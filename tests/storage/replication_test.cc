@@ -78,6 +78,9 @@ TEST(LeaderEpochCacheTest, MalformedFileIsAnError) {
   EXPECT_FALSE(leader_epoch_cache::load(tmp.path()).ok());
 }
 
+// log::append rewrites the batches in place, so it takes a mutable buffer: this gives it a copy.
+sluice::result<append_result> append_copy(log& l, std::vector<uint8_t> bytes, int32_t epoch) { return l.append(bytes, epoch); }
+
 class FollowerLogTest : public ::testing::Test {
  protected:
   std::unique_ptr<log> open_log(const std::string& name) {
@@ -125,12 +128,12 @@ TEST_F(FollowerLogTest, DivergentTailIsTruncatedAtTheLeadersEpochEnd) {
   // leader at epoch 2 wrote its own offsets 3-5. The old leader, now a follower, asks where epoch 1 ends.
   auto old_leader = open_log("old-0");
   auto new_leader = open_log("new-0");
-  ASSERT_TRUE(old_leader->append(make_batch(3), 1).ok());
+  ASSERT_TRUE(append_copy(*old_leader, make_batch(3), 1).ok());
   ASSERT_TRUE(old_leader->leader_epochs().assign(1, 0).ok());
   ASSERT_TRUE(new_leader->append_as_follower(fetch(*old_leader, 0)).ok());
-  ASSERT_TRUE(old_leader->append(make_batch(2, 5000, 10, "lost"), 1).ok());
+  ASSERT_TRUE(append_copy(*old_leader, make_batch(2, 5000, 10, "lost"), 1).ok());
   ASSERT_TRUE(new_leader->leader_epochs().assign(2, 3).ok());
-  ASSERT_TRUE(new_leader->append(make_batch(3, 6000, 10, "new"), 2).ok());
+  ASSERT_TRUE(append_copy(*new_leader, make_batch(3, 6000, 10, "new"), 2).ok());
 
   auto answer = new_leader->leader_epochs().end_offset_for(old_leader->leader_epochs().latest_epoch(),
                                                             new_leader->log_end_offset());
@@ -145,7 +148,7 @@ TEST_F(FollowerLogTest, DivergentTailIsTruncatedAtTheLeadersEpochEnd) {
 TEST_F(FollowerLogTest, EpochCacheSurvivesReopenAndIsTrimmedToTheLog) {
   {
     auto l = open_log("p-0");
-    ASSERT_TRUE(l->append(make_batch(2), 3).ok());
+    ASSERT_TRUE(append_copy(*l, make_batch(2), 3).ok());
     ASSERT_TRUE(l->leader_epochs().assign(3, 0).ok());
     ASSERT_TRUE(l->leader_epochs().assign(9, 50).ok());  // an entry beyond the log end (a torn tail)
     l->close();
@@ -156,7 +159,7 @@ TEST_F(FollowerLogTest, EpochCacheSurvivesReopenAndIsTrimmedToTheLog) {
 
 TEST_F(FollowerLogTest, TruncateFullyStartsAnEmptyLogAtTheLeadersStart) {
   auto l = open_log("p-0");
-  ASSERT_TRUE(l->append(make_batch(4), 1).ok());
+  ASSERT_TRUE(append_copy(*l, make_batch(4), 1).ok());
   ASSERT_TRUE(l->leader_epochs().assign(1, 0).ok());
   ASSERT_TRUE(l->truncate_fully_and_start_at(1000).ok());
   EXPECT_EQ(l->log_start_offset(), 1000);
@@ -164,7 +167,7 @@ TEST_F(FollowerLogTest, TruncateFullyStartsAnEmptyLogAtTheLeadersStart) {
   EXPECT_TRUE(l->leader_epochs().entries().empty());
   auto leader = open_log("leader-0");
   ASSERT_TRUE(leader->truncate_fully_and_start_at(1000).ok());
-  ASSERT_TRUE(leader->append(make_batch(2), 5).ok());
+  ASSERT_TRUE(append_copy(*leader, make_batch(2), 5).ok());
   ASSERT_TRUE(l->append_as_follower(fetch(*leader, 1000)).ok());
   EXPECT_EQ(l->log_end_offset(), 1002);
   auto headers = batches_in(fetch(*l, 1000));
