@@ -218,11 +218,13 @@ TEST_F(zk_cluster_test, session_expiry_unregisters_then_registers_again) {
   start(1);
   auto& b2 = start(2);
   ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 2; }));
-  std::mutex m;
-  std::vector<bool> registered;
-  b2.subscribe([&](std::shared_ptr<const cluster_snapshot> s) {
-    std::lock_guard lock(m);
-    registered.push_back(s->registered);
+  // Outlives the test body: the brokers (fixture members) call the subscriber until they stop.
+  auto seen = std::make_shared<std::pair<std::mutex, std::vector<bool>>>();
+  auto& m = seen->first;
+  auto& registered = seen->second;
+  b2.subscribe([seen](std::shared_ptr<const cluster_snapshot> s) {
+    std::lock_guard lock(seen->first);
+    seen->second.push_back(s->registered);
   });
   const int64_t old_session = b2.session_id();
   zk->expire(old_session);
