@@ -68,7 +68,7 @@ result<zk_options> zk_options::from_config(const std::map<std::string, std::stri
   };
   auto get_int = [&](const std::string& key, int64_t lo, int64_t hi, auto& out) -> std::optional<error> {
     auto it = props.find(key);
-    if (it == props.end()) return std::nullopt;
+    if (it == props.end() || it->second.empty()) return std::nullopt;  // unset: the default
     int64_t v = 0;
     if (!parse_int(it->second, v) || v < lo || v > hi) return bad(key, it->second);
     out = static_cast<std::remove_reference_t<decltype(out)>>(v);
@@ -76,7 +76,7 @@ result<zk_options> zk_options::from_config(const std::map<std::string, std::stri
   };
   auto get_bool = [&](const std::string& key, bool& out) -> std::optional<error> {
     auto it = props.find(key);
-    if (it == props.end()) return std::nullopt;
+    if (it == props.end() || it->second.empty()) return std::nullopt;
     std::string v;
     for (char c : it->second) v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     if (v == "true") out = true;

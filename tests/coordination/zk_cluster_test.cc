@@ -349,3 +349,37 @@ TEST_F(zk_cluster_test, unreachable_zookeeper_is_reported) {
 
 }  // namespace
 }  // namespace sluice::coordination::zk
+
+namespace sluice::coordination::zk {
+namespace {
+
+TEST(zk_options, reads_kafkas_broker_keys) {
+  auto o = zk_options::from_config({{"zookeeper.connect", "127.0.0.1:2181/kafka"},
+                                    {"zookeeper.session.timeout.ms", "6000"},
+                                    {"zookeeper.connection.timeout.ms", ""},
+                                    {"unclean.leader.election.enable", "TRUE"},
+                                    {"auto.leader.rebalance.enable", "false"},
+                                    {"leader.imbalance.check.interval.seconds", "30"},
+                                    {"leader.imbalance.per.broker.percentage", "20"}});
+  ASSERT_TRUE(o.ok()) << o.err().message;
+  EXPECT_EQ(o->connect, "127.0.0.1:2181/kafka");
+  EXPECT_EQ(o->session_timeout_ms, 6000);
+  EXPECT_EQ(o->effective_connection_timeout_ms(), 6000);
+  EXPECT_TRUE(o->unclean_leader_election);
+  EXPECT_FALSE(o->auto_leader_rebalance);
+  EXPECT_EQ(o->leader_imbalance_check_interval_ms, 30000);
+  EXPECT_EQ(o->leader_imbalance_per_broker_percentage, 20);
+  auto d = zk_options::from_config({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->session_timeout_ms, 18000);
+  EXPECT_EQ(d->leader_imbalance_check_interval_ms, 300000);
+  EXPECT_TRUE(d->auto_leader_rebalance);
+  EXPECT_EQ(zk_options::from_config({{"sluice.leader.imbalance.check.interval.ms", "50"}})->leader_imbalance_check_interval_ms, 50);
+  auto bad = zk_options::from_config({{"zookeeper.session.timeout.ms", "soon"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.err().message.find("zookeeper.session.timeout.ms"), std::string::npos);
+  EXPECT_FALSE(zk_options::from_config({{"auto.leader.rebalance.enable", "maybe"}}).ok());
+}
+
+}  // namespace
+}  // namespace sluice::coordination::zk
