@@ -68,7 +68,7 @@ result<zk_options> zk_options::from_config(const std::map<std::string, std::stri
   };
   auto get_int = [&](const std::string& key, int64_t lo, int64_t hi, auto& out) -> std::optional<error> {
     auto it = props.find(key);
-    if (it == props.end()) return std::nullopt;
+    if (it == props.end() || it->second.empty()) return std::nullopt;  // unset: the default
     int64_t v = 0;
     if (!parse_int(it->second, v) || v < lo || v > hi) return bad(key, it->second);
     out = static_cast<std::remove_reference_t<decltype(out)>>(v);
@@ -76,7 +76,7 @@ result<zk_options> zk_options::from_config(const std::map<std::string, std::stri
   };
   auto get_bool = [&](const std::string& key, bool& out) -> std::optional<error> {
     auto it = props.find(key);
-    if (it == props.end()) return std::nullopt;
+    if (it == props.end() || it->second.empty()) return std::nullopt;
     std::string v;
     for (char c : it->second) v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     if (v == "true") out = true;
@@ -127,7 +127,13 @@ zk_cluster::zk_cluster(const zk_options& options, std::shared_ptr<zk_connector> 
   thread_id_ = thread_.get_id();
 }
 
-zk_cluster::~zk_cluster() { stop(); }
+zk_cluster::~zk_cluster() {
+  stop();
+  if (thread_.joinable()) {
+    if (std::this_thread::get_id() == thread_id_) thread_.detach();  // destroyed by its own subscriber
+    else thread_.join();
+  }
+}
 
 template <typename F>
 auto zk_cluster::run_sync(F fn) -> decltype(fn()) {
@@ -225,32 +231,31 @@ result<void> zk_cluster::init_paths_and_cluster_id() {
 void zk_cluster::stop() {
   bool expected = false;
   if (!stopped_.compare_exchange_strong(expected, true)) return;
-  if (thread_.joinable() && std::this_thread::get_id() != thread_id_) {
-    run_sync([this] {
-      rebalance_timer_.cancel();
-      disconnect_timer_.cancel();
-      if (is_controller_) log::info("zookeeper: broker {} stops being the controller", self_id_);
-      is_controller_ = false;
-      is_controller_flag_ = false;
-      registered_ = false;
-      registered_flag_ = false;
-      std::shared_ptr<zk_session> s;
-      {
-        std::lock_guard lock(mutex_);
-        s.swap(session_);
-      }
-      if (s) s->close();  // ephemerals (/brokers/ids/<id>, /controller) go at once
-      if (shutdown_done_) shutdown_done_.reset();
-      return 0;
-    });
+  if (!thread_.joinable()) return;
+  run_sync([this] {  // inline when called from a subscriber
+    rebalance_timer_.cancel();
+    disconnect_timer_.cancel();
+    if (is_controller_) log::info("zookeeper: broker {} stops being the controller", self_id_);
+    is_controller_ = false;
+    is_controller_flag_ = false;
+    registered_ = false;
+    registered_flag_ = false;
+    std::shared_ptr<zk_session> s;
     {
-      std::lock_guard lock(sink_->mutex);
-      sink_->alive = false;
+      std::lock_guard lock(mutex_);
+      s.swap(session_);
     }
-    work_.reset();
-    io_.stop();
-    thread_.join();
+    if (s) s->close();  // ephemerals (/brokers/ids/<id>, /controller) go at once
+    shutdown_done_.reset();
+    return 0;
+  });
+  {
+    std::lock_guard lock(sink_->mutex);
+    sink_->alive = false;
   }
+  work_.reset();
+  io_.stop();
+  if (std::this_thread::get_id() != thread_id_) thread_.join();  // else the destructor joins
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -984,6 +989,8 @@ result<partition_state> zk_cluster::update_isr(const std::string& topic, int32_t
 
 result<void> zk_cluster::controlled_shutdown(int64_t timeout_ms) {
   if (stopped_) return view_fail(view_errc::not_registered, "stopped");
+  if (std::this_thread::get_id() == thread_id_)
+    return view_fail(view_errc::unavailable, "controlled_shutdown cannot wait on the coordination thread");
   auto started = run_sync([this]() -> result<std::shared_future<void>> {
     if (!registered_ || !self_) return view_fail(view_errc::not_registered, "not registered with ZooKeeper");
     auto s = current_session();

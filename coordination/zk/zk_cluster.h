@@ -83,7 +83,9 @@ class zk_cluster final : public cluster_store, public cluster_view {
   void subscribe(std::function<void(std::shared_ptr<const cluster_snapshot>)> on_change) override;
   /// Conditional set of the state znode (BADVERSION -> version_conflict, NONODE -> version_conflict).
   result<partition_state> update_isr(const std::string& topic, int32_t partition, const partition_state& next) override;
-  /// Creates /admin/controlled_shutdown/<id> and waits until the controller reports no remaining leadership.
+  /// Creates /admin/controlled_shutdown/<id> and waits until the controller reports no remaining leadership
+  /// of a partition with more than one replica. Errors: timeout, not_registered, unavailable (also when
+  /// called from a subscriber: it would wait on its own thread).
   result<void> controlled_shutdown(int64_t timeout_ms) override;
   void stop() override;
 

@@ -93,5 +93,40 @@ TEST_F(embedded_store_test, producer_id_blocks_are_unique_across_reopen) {
   EXPECT_TRUE((*store)->topics().empty());
 }
 
+TEST_F(embedded_store_test, is_a_single_node_cluster_view) {
+  auto store = embedded_store::open(dir_);
+  ASSERT_TRUE(store.ok()) << store.err().message;
+  auto& view = static_cast<cluster_view&>(**store);
+  ASSERT_NE(view.snapshot(), nullptr);
+  EXPECT_FALSE(view.snapshot()->registered);
+  std::vector<uint64_t> seen;
+  view.subscribe([&](std::shared_ptr<const cluster_snapshot> s) { seen.push_back(s->sequence); });
+  ASSERT_TRUE(view.start(broker_registration{7, "localhost", 9092, "PLAINTEXT", std::nullopt}).ok());
+  auto snap = view.snapshot();
+  EXPECT_TRUE(snap->registered);
+  EXPECT_EQ(snap->controller_id, 7);
+  ASSERT_EQ(snap->brokers.size(), 1u);
+  EXPECT_EQ(snap->brokers.at(7).host, "localhost");
+  ASSERT_TRUE((*store)->create_topic({"t", random_topic_id(), {{7}, {7}}, {}}).ok());
+  snap = view.snapshot();
+  ASSERT_NE(snap->state("t", 1), nullptr);
+  EXPECT_EQ(snap->state("t", 1)->leader, 7);
+  EXPECT_EQ(snap->state("t", 1)->isr, std::vector<int32_t>{7});
+  EXPECT_EQ(snap->state("t", 1)->leader_epoch, 0);
+  EXPECT_EQ(snap->state("t", 1)->version, 0);
+  EXPECT_EQ(snap->state("t", 2), nullptr);
+  ASSERT_TRUE((*store)->add_partitions("t", {{7}}).ok());
+  EXPECT_NE(view.snapshot()->state("t", 2), nullptr);
+  ASSERT_TRUE((*store)->set_topic_configs("t", {{"retention.ms", "1"}}).ok());
+  EXPECT_EQ(view.snapshot()->topics.at("t").configs.at("retention.ms"), "1");
+  ASSERT_TRUE((*store)->delete_topic("t").ok());
+  EXPECT_FALSE(view.snapshot()->topics.contains("t"));
+  ASSERT_EQ(seen.size(), 5u);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i], seen[i - 1]);
+  EXPECT_TRUE(view.controlled_shutdown(10).ok());
+  EXPECT_FALSE(view.update_isr("t", 0, partition_state{}).ok());
+  view.stop();
+}
+
 }  // namespace
 }  // namespace sluice::coordination
