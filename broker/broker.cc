@@ -105,6 +105,7 @@ void broker::begin_shutdown() {
   // followers while leadership moves away.
   shutdown_thread_ = std::thread([this] {
     const int64_t timeout_ms = 10000;
+    if (replicas_) replicas_->stop_following();
     if (auto r = view_->controlled_shutdown(timeout_ms); !r) log::warn("controlled shutdown: {}", r.err().message);
     else log::info("controlled shutdown done: no partition is led here any more");
     stop();

@@ -74,6 +74,7 @@ void partition::become_leader(int32_t self_id, int32_t leader_epoch, std::vector
 
 void partition::become_follower(int32_t leader_id, int32_t leader_epoch) {
   if (closed_) return;
+  if (role() == replica_role::leader) leadership_changes_.fetch_add(1, std::memory_order_acq_rel);
   role_.store(leader_id < 0 ? replica_role::offline : replica_role::follower, std::memory_order_release);
   leader_id_.store(leader_id, std::memory_order_release);
   leader_epoch_.store(leader_epoch, std::memory_order_release);

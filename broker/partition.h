@@ -78,6 +78,10 @@ class partition {
   bool is_leader() const { return role() == replica_role::leader; }
   /// The leader's broker id (-1: none known).
   int32_t leader_id() const { return leader_id_.load(std::memory_order_acquire); }
+  /// Counts the times this replica stopped leading: an acks=-1 produce waiting for replication fails once
+  /// it changes (its records may have been truncated meanwhile); a new leader epoch alone (an ISR change
+  /// by the controller) does not fail it, as in Kafka's DelayedProduce.
+  uint64_t leadership_changes() const { return leadership_changes_.load(std::memory_order_acquire); }
   /// Size of the ISR as last applied (leader only; readable from anywhere, for Metadata).
   int32_t isr_size() const { return isr_size_.load(std::memory_order_acquire); }
   /// The partition's directory (fixed at open; readable from any thread).
@@ -192,6 +196,7 @@ class partition {
   std::atomic<replica_role> role_{replica_role::leader};
   std::atomic<int32_t> leader_id_{-1};
   std::atomic<int32_t> isr_size_{1};
+  std::atomic<uint64_t> leadership_changes_{0};
   int32_t self_id_ = -1;
   std::vector<int32_t> replicas_;
   std::vector<int32_t> isr_;

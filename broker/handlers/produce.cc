@@ -21,11 +21,11 @@ namespace {
 /// Parks until the high watermark reaches `required` (every ISR member has the batches), leadership is
 /// lost (NOT_LEADER_OR_FOLLOWER) or `timeout_ms` passes (REQUEST_TIMED_OUT). Met with an ISR below
 /// min.insync.replicas: NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset).
-task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<partition> p, int32_t epoch, int64_t required,
+task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<partition> p, uint64_t term, int64_t required,
                                       int32_t min_isr, int32_t timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
   for (;;) {
-    if (!p->is_leader() || p->leader_epoch() != epoch) co_return error_code::not_leader_or_follower;
+    if (!p->is_leader() || p->leadership_changes() != term) co_return error_code::not_leader_or_follower;
     if (p->high_watermark() >= required)
       co_return p->isr_size() < min_isr ? error_code::not_enough_replicas_after_append : error_code::none;
     if (std::chrono::steady_clock::now() >= deadline) co_return error_code::request_timed_out;
@@ -76,7 +76,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
         const int16_t acks = req.acks;
         const int32_t min_isr = topic_min_insync_replicas(hc.config, t->configs);
-        const int32_t epoch = p->leader_epoch();
+        const uint64_t term = p->leadership_changes();
         auto append_op = call_on(p->strand(), [p, batches, acks, min_isr] { return p->append(batches, acks, min_isr); });  // see fetch.cc
         auto appended = co_await std::move(append_op);
         if (appended && p->flushes_on_append()) {
@@ -88,7 +88,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         }
         if (appended && acks == -1) {
           // acks=all: wait until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
-          auto wait_op = wait_for_replication(rc, p, epoch, appended->last_offset + 1, min_isr, req.timeout_ms);
+          auto wait_op = wait_for_replication(rc, p, term, appended->last_offset + 1, min_isr, req.timeout_ms);
           auto waited = co_await std::move(wait_op);  // not inside co_await: GCC 12
           if (waited != error_code::none) {
             pr.error_code = waited;

@@ -1,5 +1,7 @@
 #include "broker/replication/replica_manager.h"
 
+#include <future>
+
 #include "base/logging.h"
 #include "broker/topic_registry.h"
 
@@ -49,6 +51,17 @@ void replica_manager::stop() {
   isr_work_.reset();
 }
 
+void replica_manager::stop_following() {
+  std::promise<void> done;
+  asio::post(strand_, [this, &done] {
+    following_stopped_ = true;
+    for (auto& [id, f] : fetchers_) f->stop();
+    fetchers_.clear();
+    done.set_value();
+  });
+  done.get_future().wait_for(std::chrono::seconds(5));
+}
+
 std::shared_ptr<replica_fetcher> replica_manager::fetcher_for(int32_t leader_id, const coordination::cluster_snapshot& s) {
   auto& f = fetchers_[leader_id];
   if (!f) {
@@ -87,6 +100,7 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
           had.version == want.version)
         continue;
       const bool was_leader = same_partition && had.role == replica_role::leader;
+      const applied had_before = had;
       had = want;
       // Detach from any fetcher first; a follower is attached to its leader's fetcher below.
       for (auto& [id, f] : fetchers_)
@@ -111,9 +125,10 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
         const int32_t epoch = want.leader_epoch;
         asio::post(p->strand(), [p, leader, epoch] { p->become_follower(leader, epoch); });
         if (was_leader && leadership_) leadership_(p, false);
-        if (want.role == replica_role::follower) {
+        const bool changed = !same_partition || had_before.leader != leader || had_before.leader_epoch != epoch;
+        if (want.role == replica_role::follower && !following_stopped_) {
           fetcher_for(leader, *s)->add(p, epoch);
-          log::info("{}-{}: follower of {} at epoch {}", t->name, p->index(), leader, epoch);
+          if (changed) log::info("{}-{}: follower of {} at epoch {}", t->name, p->index(), leader, epoch);
         }
       }
     }

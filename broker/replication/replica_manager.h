@@ -30,6 +30,11 @@ class replica_manager {
   void start();
   /// Stops fetchers, timers and the ISR worker.
   void stop();
+  /// Controlled shutdown: this broker stops fetching as a follower, so that leaders elsewhere do not take
+  /// it back into their ISR while the controller moves leadership away (Kafka's StopReplica to a
+  /// shutting-down broker). Snapshots applied later start no fetcher. Waits until done (not on the
+  /// manager's strand).
+  void stop_following();
 
   /// Called after a led partition's role changed (group coordinators load or unload their shard).
   void on_leadership_change(std::function<void(std::shared_ptr<partition>, bool leader)> f) { leadership_ = std::move(f); }
@@ -61,6 +66,7 @@ class replica_manager {
   std::map<int32_t, std::shared_ptr<replica_fetcher>> fetchers_;
   std::function<void(std::shared_ptr<partition>, bool)> leadership_;
   bool stopped_ = false;
+  bool following_stopped_ = false;
   asio::io_context isr_io_;
   asio::executor_work_guard<asio::io_context::executor_type> isr_work_;
   std::thread isr_thread_;
