@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "storage/compression.h"
+
 namespace sluice::broker {
 namespace {
 
@@ -116,6 +118,17 @@ std::optional<std::string> validate_topic_configs(const std::map<std::string, st
       return "Invalid value " + value + " for configuration cleanup.policy: String must be one of: compact, delete";
     if (name == "compression.type" && !one_of({"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}))
       return "Invalid value " + value + " for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer";
+    // KIP-390 level ranges (Kafka's CompressionType validators).
+    auto in_range = [&](int64_t lo, int64_t hi) {
+      const int64_t n = to_int(value, lo - 1);
+      return n >= lo && n <= hi;
+    };
+    if (name == "compression.gzip.level" && !(to_int(value, 0) == -1 || in_range(1, 9)))
+      return "Invalid value " + value + " for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1";
+    if (name == "compression.lz4.level" && !in_range(1, 17))
+      return "Invalid value " + value + " for configuration compression.lz4.level: Value must be between 1 and 17";
+    if (name == "compression.zstd.level" && !in_range(-131072, 22))
+      return "Invalid value " + value + " for configuration compression.zstd.level: Value must be between -131072 and 22";
   }
   return std::nullopt;
 }
@@ -143,6 +156,16 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) ts_type = it->second;
   c.message_timestamp_type =
       ts_type == "LogAppendTime" ? storage::timestamp_type::log_append_time : storage::timestamp_type::create_time;
+  // compression.type and the KIP-390 levels: the broker keys of the same names, then the topic's overrides.
+  auto value_of = [&](const char* key, const char* fallback) {
+    if (auto it = overrides.find(key); it != overrides.end()) return it->second;
+    if (auto it = broker.values.find(key); it != broker.values.end() && !it->second.empty()) return it->second;
+    return std::string(fallback);
+  };
+  c.compression_type = storage::parse_topic_compression_type(value_of("compression.type", "producer"));
+  c.compression_level.gzip = static_cast<int>(to_int(value_of("compression.gzip.level", "-1"), -1));
+  c.compression_level.lz4 = static_cast<int>(to_int(value_of("compression.lz4.level", "9"), 9));
+  c.compression_level.zstd = static_cast<int>(to_int(value_of("compression.zstd.level", "3"), 3));
   return c;
 }
 

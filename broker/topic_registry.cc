@@ -27,6 +27,10 @@ std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topi
   t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
   t->internal = a.name.starts_with("__");
   auto log_config = make_log_config(config_, a.configs);
+  // Internal topics are written by the broker itself, uncompressed, and read back by the group coordinator,
+  // which reads uncompressed batches only: a broker-wide compression.type does not apply to them (Kafka uses
+  // offsets.topic.compression.codec, default none, for __consumer_offsets).
+  if (t->internal) log_config.compression_type.reset();
   for (int32_t p = 0; p < a.partition_count(); ++p) {
     storage::log* log = mode == open_mode::existing_or_new ? logs_.get(a.name, p) : nullptr;
     if (!log) {
@@ -198,7 +202,8 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
       t->configs = a.configs;
       t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
       t->internal = a.name.starts_with("__");
-      const auto log_config = make_log_config(config_, a.configs);
+      auto log_config = make_log_config(config_, a.configs);
+      if (t->internal) log_config.compression_type.reset();  // as in open_topic
       for (int32_t p = 0; p < a.partition_count(); ++p) {
         const auto& r = a.replicas[static_cast<size_t>(p)];
         std::shared_ptr<partition> part;
@@ -257,7 +262,8 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
   auto next = std::make_shared<topic_map>(*topics_.load());
   (*next)[name] = changed;
   publish(std::move(next));
-  const auto log_config = make_log_config(config_, overrides);
+  auto log_config = make_log_config(config_, overrides);
+  if (changed->internal) log_config.compression_type.reset();  // as in open_topic
   for (const auto& p : changed->partitions)
     if (p) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
   log::info("topic {}: configs changed ({} overrides)", name, overrides.size());

@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "storage/errc.h"
 #include "storage/index_file.h"
+#include "storage/log_validator.h"
 
 namespace sluice::storage {
 
@@ -184,11 +185,13 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
 
   // 1. Validate every batch before writing any (Kafka's analyzeAndValidateRecords + LogValidator).
   struct batch_ref {
-    size_t position;
-    size_t size;
+    std::span<uint8_t> bytes;  // in `batches`, or a batch rebuilt by the log validator (in `rebuilt`)
     int32_t last_offset_delta;
+    int64_t max_timestamp = -1;  // >= 0: the records' max timestamp, written into the header if it differs
   };
   std::vector<batch_ref> refs;
+  std::vector<std::vector<uint8_t>> rebuilt;  // owned bytes of rebuilt batches (refs point into them)
+  size_t output_bytes = 0;
   int64_t offset_span = 0;
   int64_t incoming_max_timestamp = -1;
   const bool append_time = config_.message_timestamp_type == timestamp_type::log_append_time;
@@ -210,6 +213,28 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
                                                   std::to_string(h->records_count) + " with last offset delta " +
                                                   std::to_string(h->last_offset_delta));
     }
+    batch_ref ref{batches.subspan(pos, static_cast<size_t>(h->size_bytes())), h->last_offset_delta};
+    if (needs_record_validation(h->compression(), config_.compression_type)) {
+      // Kafka's validateMessagesAndAssignOffsetsCompressed: the records are read (decompressed) and the
+      // batch is rebuilt when the topic's codec differs. Uncompressed batches never get here unless the
+      // topic asks for a codec: their hot path reads the header only.
+      auto vr = validate_batch_records(ref.bytes, *h, config_.compression_type, config_.compression_level);
+      if (!vr) return make_error(code_of(vr.err()), "batch " + std::to_string(refs.size()) + ": " + vr.err().message);
+      if (vr->rebuilt) {
+        if (vr->rebuilt->size() > static_cast<size_t>(config_.max_message_bytes)) {
+          return make_error(errc::record_too_large, "batch " + std::to_string(refs.size()) + " is " +
+                                                        std::to_string(vr->rebuilt->size()) +
+                                                        " bytes after recompression, above max.message.bytes " +
+                                                        std::to_string(config_.max_message_bytes));
+        }
+        rebuilt.push_back(std::move(*vr->rebuilt));
+        ref.bytes = rebuilt.back();  // the vector's heap buffer does not move when `rebuilt` grows
+      } else if (h->ts_type() == timestamp_type::create_time && vr->max_timestamp >= 0) {
+        ref.max_timestamp = vr->max_timestamp;  // written into the header in step 3 if it differs
+      }
+      h->max_timestamp = decode_record_batch_header(ref.bytes.data()).max_timestamp;
+      if (ref.max_timestamp >= 0) h->max_timestamp = ref.max_timestamp;
+    }
     if (h->producer_id >= 0) {
       // KIP-98: sequence/epoch checks against the producer state; a retried batch is answered with the
       // offsets it was first written at, and nothing of this append is written (Kafka does the same).
@@ -227,7 +252,8 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
         return r;
       }
     }
-    refs.push_back({pos, static_cast<size_t>(h->size_bytes()), h->last_offset_delta});
+    output_bytes += ref.bytes.size();
+    refs.push_back(ref);
     incoming_max_timestamp = std::max(incoming_max_timestamp, h->max_timestamp);
     offset_span += int64_t{h->last_offset_delta} + 1;
     pos += static_cast<size_t>(h->size_bytes());
@@ -235,7 +261,7 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
 
   // 2. Roll first if this append would overfill or age out the active segment.
   if (append_time) incoming_max_timestamp = now;
-  if (should_roll(static_cast<int64_t>(batches.size()), offset_span, now, incoming_max_timestamp)) {
+  if (should_roll(static_cast<int64_t>(output_bytes), offset_span, now, incoming_max_timestamp)) {
     if (auto r = roll(); !r) return r.err();
   }
 
@@ -243,10 +269,16 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   append_result result{log_end_offset_, log_end_offset_ - 1, -1, 0, append_time ? now : -1};
   int64_t next = log_end_offset_;
   for (const auto& ref : refs) {
-    const auto batch = batches.subspan(ref.position, ref.size);
+    const auto batch = ref.bytes;
     set_base_offset(batch, next);
     set_partition_leader_epoch(batch, leader_epoch);
-    if (append_time) set_log_append_time(batch, now);
+    if (append_time) {
+      set_log_append_time(batch, now);
+    } else if (ref.max_timestamp >= 0 && ref.max_timestamp != decode_record_batch_header(batch.data()).max_timestamp) {
+      // Kafka's setMaxTimestamp(CREATE_TIME, maxTimestamp) after reading the records: the header's max
+      // timestamp is what the records say (a no-op, and no new CRC, when they agree).
+      set_max_timestamp(batch, ref.max_timestamp);
+    }
     const auto h = decode_record_batch_header(batch.data());
     result.max_timestamp = std::max(result.max_timestamp, h.max_timestamp);
     result.record_count += h.records_count;
@@ -254,8 +286,16 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   }
   result.last_offset = next - 1;
 
-  // 4. One write(2); acknowledged once it returns (the page cache survives a process kill).
-  if (auto r = active().append(batches); !r) return r.err();
+  // 4. One write(2); acknowledged once it returns (the page cache survives a process kill). Only when a
+  // batch was rebuilt are the batches gathered into a new buffer; otherwise the caller's bytes go as they are.
+  if (rebuilt.empty()) {
+    if (auto r = active().append(batches); !r) return r.err();
+  } else {
+    std::vector<uint8_t> out;
+    out.reserve(output_bytes);
+    for (const auto& ref : refs) out.insert(out.end(), ref.bytes.begin(), ref.bytes.end());
+    if (auto r = active().append(out); !r) return r.err();
+  }
   log_end_offset_ = next;
   unflushed_records_ += result.record_count;
   producer_state_->commit(std::move(producers));
@@ -343,18 +383,31 @@ sluice::result<int> log::delete_old_segments(int64_t retention_ms, int64_t reten
   const int64_t now = clock_.now_ms();
   int64_t excess = retention_bytes >= 0 ? size_bytes() - retention_bytes : -1;
   int deleted = 0;
-  while (segments_.size() > 1) {
+  while (!segments_.empty()) {
     auto it = segments_.begin();
     segment& seg = *it->second;
-    if (std::next(it)->first > high_watermark) break;  // Kafka deletes only segments wholly below the HW
+    const bool is_active = std::next(it) == segments_.end();
+    // Kafka's deletableSegments: a segment goes only when every offset of it is below the HW (upper bound:
+    // the next segment's base offset, or the LEO for the active segment), never an empty active segment.
+    const int64_t upper_bound = is_active ? log_end_offset_ : std::next(it)->first;
+    if (upper_bound > high_watermark) break;
+    if (is_active && seg.empty()) break;
     int64_t largest = seg.max_timestamp();
     if (largest < 0) {  // no timestamps: Kafka falls back to the file's modification time
       struct stat st {};
       if (::stat(seg.log_path().c_str(), &st) == 0) largest = int64_t{st.st_mtime} * 1000;
     }
     const bool time_breached = retention_ms >= 0 && now - largest > retention_ms;
-    const bool size_breached = retention_bytes >= 0 && excess - seg.size_bytes() >= 0;
+    // retention.bytes never deletes the active segment (it would take retention.bytes=0 in Kafka).
+    const bool size_breached = !is_active && retention_bytes >= 0 && excess - seg.size_bytes() >= 0;
     if (!time_breached && !size_breached) break;
+    if (is_active) {
+      // The active segment of an idle partition breached retention.ms: roll an empty segment at the LEO
+      // first (a log always has one), then delete the old one (Kafka's deleteSegments when every segment
+      // is deletable). The log start offset becomes the LEO; offsets keep counting from there.
+      if (auto r = roll(); !r) return r.err();
+      it = segments_.begin();  // map iterators survive the insertion; re-read for clarity
+    }
     excess -= seg.size_bytes();
     if (auto r = delete_segment(it); !r) return r.err();
     ++deleted;

@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "storage/compression.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/producer_state.h"
 #include "storage/record_batch.h"
@@ -33,6 +34,11 @@ struct log_config {
   // --- idempotent producers (storage/producer_state.h); broker-level keys in Kafka ---
   int64_t producer_id_expiration_ms = 86400000;                 // producer.id.expiration.ms
   int64_t producer_id_expiration_check_interval_ms = 600000;    // producer.id.expiration.check.interval.ms
+  // --- compression (storage/log_validator.h) ---
+  // compression.type: std::nullopt is `producer` (store each batch with the codec it came with); a codec
+  // (none = `uncompressed`) makes append recompress batches that carry another one.
+  std::optional<compression_codec> compression_type;
+  compression_levels compression_level;  // compression.gzip.level, .lz4.level, .zstd.level (KIP-390)
 };
 
 struct append_result {
@@ -74,7 +80,11 @@ class log {
   /// Every batch is checked before any is written: size fields consistent with the buffer and >= the v2
   /// header (errc::corrupt_message), magic 2 (errc::unsupported_magic), batch size <= max.message.bytes
   /// (errc::record_too_large), CRC32C (errc::corrupt_message), recordsCount >= 1 and == lastOffsetDelta + 1
-  /// (errc::invalid_record, Kafka's LogValidator). Then base offsets (from the LEO on) and the partition
+  /// (errc::invalid_record, Kafka's LogValidator). A compressed batch, or any batch when compression.type
+  /// names another codec than it carries, also has its records checked (decompressed if needed:
+  /// errc::corrupt_message if they do not decompress, errc::invalid_record if malformed) and is rebuilt
+  /// with the topic's codec when that differs (storage/log_validator.h); a rebuilt batch larger than
+  /// max.message.bytes is errc::record_too_large. Then base offsets (from the LEO on) and the partition
   /// leader epoch are rewritten IN PLACE in `batches` (outside the CRC; for message.timestamp.type
   /// LogAppendTime also the timestamp type and max timestamp, with a new CRC), the active segment is rolled
   /// first if the batches would push it past segment.bytes (or it is older than segment.ms, or offsets would
@@ -130,12 +140,14 @@ class log {
   /// batch carrying it (first such batch), or {-1, -1} for an empty log.
   sluice::result<timestamp_and_offset> max_timestamp_and_offset();
 
-  /// Retention (Kafka's deleteOldSegments): deletes whole non-active segments, oldest first, while either
-  /// the segment's max timestamp is older than now - `retention_ms` (-1: no time limit), or the log is
-  /// larger than `retention_bytes` by at least that segment's size (-1: no size limit). The log start
-  /// offset moves to the base offset of the first remaining segment. Only segments wholly below
-  /// `high_watermark` are deleted (Kafka: never delete what followers or consumers have not seen; pass the
-  /// HW). Returns the number deleted.
+  /// Retention (Kafka's deleteOldSegments): deletes whole segments, oldest first, while either the
+  /// segment's max timestamp is older than now - `retention_ms` (-1: no time limit), or the log is larger
+  /// than `retention_bytes` by at least that segment's size (-1: no size limit; never the active segment).
+  /// A non-empty active segment that breaches `retention_ms` (an idle partition) is deleted too, after
+  /// rolling a new empty active segment at the LEO (Kafka's deleteSegments): the log start offset then
+  /// equals the LEO. The log start offset moves to the base offset of the first remaining segment. Only
+  /// segments wholly below `high_watermark` are deleted (for the active segment: LEO <= HW; Kafka: never
+  /// delete what followers or consumers have not seen; pass the HW). Returns the number deleted.
   sluice::result<int> delete_old_segments(int64_t retention_ms, int64_t retention_bytes,
                                           int64_t high_watermark = INT64_MAX);
 

@@ -1,5 +1,6 @@
 #include "storage/record_batch.h"
 
+#include <algorithm>
 #include <string>
 
 #include "storage/byte_order.h"
@@ -86,6 +87,11 @@ void set_log_append_time(std::span<uint8_t> batch, int64_t timestamp_ms) {
   int16_t attributes = load_be<int16_t>(batch.data() + batch_field::attributes);
   attributes = static_cast<int16_t>(attributes | batch_attribute::timestamp_type_bit);
   store_be<int16_t>(batch.data() + batch_field::attributes, attributes);
+  store_be<int64_t>(batch.data() + batch_field::max_timestamp, timestamp_ms);
+  recompute_crc(batch);
+}
+
+void set_max_timestamp(std::span<uint8_t> batch, int64_t timestamp_ms) {
   store_be<int64_t>(batch.data() + batch_field::max_timestamp, timestamp_ms);
   recompute_crc(batch);
 }
@@ -218,6 +224,94 @@ bool record_iterator::next(record_view& out) {
   pos_ += outer.pos + static_cast<size_t>(length);
   ++index_;
   return true;
+}
+
+// ---- check_records / renumber_records -----------------------------------------------------------------
+
+namespace {
+
+// One record's fields, parsed from `buf` at `pos` (the length varint first). False when malformed.
+struct parsed_record {
+  size_t begin = 0;       // the length varint
+  size_t body = 0;        // first byte after the length varint (attributes)
+  size_t after_offset = 0;  // first byte after the offsetDelta varint (the key length)
+  size_t end = 0;         // one past the record
+  int8_t attributes = 0;
+  int64_t timestamp_delta = 0;
+  int32_t offset_delta = 0;
+};
+
+const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record& out) {
+  varint_reader outer{buf.subspan(pos)};
+  const int32_t length = outer.varint();
+  if (!outer.ok || length < 0 || static_cast<size_t>(length) > outer.buf.size() - outer.pos) {
+    return "bad record length";
+  }
+  varint_reader r{outer.buf.subspan(outer.pos, static_cast<size_t>(length))};
+  out.begin = pos;
+  out.body = pos + outer.pos;
+  out.end = out.body + static_cast<size_t>(length);
+  out.attributes = r.int8();
+  out.timestamp_delta = r.varlong();
+  out.offset_delta = r.varint();
+  out.after_offset = out.body + r.pos;
+  r.bytes(true);  // key
+  r.bytes(true);  // value
+  const int32_t header_count = r.varint();
+  if (!r.ok || header_count < 0 || static_cast<size_t>(header_count) > r.buf.size() - r.pos) {
+    return "malformed record fields";
+  }
+  for (int32_t i = 0; i < header_count; ++i) {
+    r.bytes(false);
+    r.bytes(true);
+    if (!r.ok) return "malformed record header";
+  }
+  if (r.pos != r.buf.size()) return "record length does not match its fields";
+  return nullptr;
+}
+
+}  // namespace
+
+sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header) {
+  records_summary summary;
+  size_t pos = 0;
+  auto fail = [&](int32_t index, const std::string& what) {
+    return make_error(errc::invalid_record, "record " + std::to_string(index) + " of batch with " +
+                                                std::to_string(header.records_count) + " records: " + what);
+  };
+  for (int32_t i = 0; i < header.records_count; ++i) {
+    if (pos >= records.size()) return fail(i, "premature end of the records (declared count too large)");
+    parsed_record rec;
+    if (const char* err = parse_record(records, pos, rec)) return fail(i, err);
+    if (rec.offset_delta != i) summary.offsets_in_order = false;
+    summary.max_timestamp = std::max(summary.max_timestamp, header.base_timestamp + rec.timestamp_delta);
+    pos = rec.end;
+  }
+  if (pos != records.size()) {
+    return fail(header.records_count, std::to_string(records.size() - pos) + " bytes left after the last record");
+  }
+  return summary;
+}
+
+std::vector<uint8_t> renumber_records(std::span<const uint8_t> records, int32_t count) {
+  std::vector<uint8_t> out;
+  out.reserve(records.size() + 16);
+  std::vector<uint8_t> body;
+  size_t pos = 0;
+  for (int32_t i = 0; i < count && pos < records.size(); ++i) {
+    parsed_record rec;
+    if (parse_record(records, pos, rec) != nullptr) break;  // checked before: cannot happen
+    body.clear();
+    body.push_back(static_cast<uint8_t>(rec.attributes));
+    put_varlong(body, rec.timestamp_delta);
+    put_varint(body, i);
+    body.insert(body.end(), records.begin() + static_cast<std::ptrdiff_t>(rec.after_offset),
+                records.begin() + static_cast<std::ptrdiff_t>(rec.end));
+    put_varint(out, static_cast<int32_t>(body.size()));
+    out.insert(out.end(), body.begin(), body.end());
+    pos = rec.end;
+  }
+  return out;
 }
 
 // ---- record_batch_builder -----------------------------------------------------------------------------

@@ -119,6 +119,8 @@ void recompute_crc(std::span<uint8_t> batch);
 /// Marks the batch LogAppendTime with `timestamp_ms` as its max timestamp (Kafka's
 /// DefaultRecordBatch.setMaxTimestamp): readers then give every record this timestamp. Recomputes the CRC.
 void set_log_append_time(std::span<uint8_t> batch, int64_t timestamp_ms);
+/// Sets the max timestamp (CreateTime) of the batch and recomputes the CRC.
+void set_max_timestamp(std::span<uint8_t> batch, int64_t timestamp_ms);
 
 /// A record header; key is never null, value may be.
 struct record_header {
@@ -160,6 +162,24 @@ class record_iterator {
   int32_t index_ = 0;
   std::optional<sluice::error> error_;
 };
+
+/// What check_records learnt of the records of one batch.
+struct records_summary {
+  bool offsets_in_order = true;  // the offset deltas are 0, 1, ..., recordsCount - 1
+  int64_t max_timestamp = -1;    // largest record timestamp (baseTimestamp + timestampDelta)
+};
+
+/// Walks the `header.records_count` records in `records` (the record bytes after the 61-byte header; for
+/// a compressed batch its decompressed payload) as Kafka's DefaultRecord.readFrom and the record iterator
+/// of LogValidator do: every length and varint within bounds, key/value/header lengths >= -1 (header keys
+/// not null) and inside their record, each record's fields exactly filling its length, exactly
+/// recordsCount records and no byte after the last. Errors: errc::invalid_record (Kafka's
+/// InvalidRecordException, INVALID_RECORD) naming the record index.
+sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header);
+
+/// The same records with their offset deltas renumbered 0..n-1 (Kafka rewrites a compressed batch whose
+/// inner offsets are not in order rather than rejecting it). `records` must have passed check_records.
+std::vector<uint8_t> renumber_records(std::span<const uint8_t> records, int32_t count);
 
 /// Builds one uncompressed v2 batch, for the broker's internal topics (consumer offsets, transaction
 /// markers) and for tests. The base timestamp is the first record's; offsets are 0-based deltas.

@@ -7,7 +7,7 @@ SLUICE_PACKAGES=(
   libgtest-dev librdkafka-dev kcat python3-kafka
   strace
   zookeeper libzookeeper-mt-dev
-  python3-confluent-kafka make gcc dpkg-dev rapidjson-dev zlib1g-dev libssl-dev libzstd-dev liblz4-dev
+  python3-confluent-kafka make gcc dpkg-dev rapidjson-dev zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev
 )
 
 sluice_install_deps() {

@@ -538,9 +538,7 @@ TEST_F(StorageTest, RetentionDeletesOldSegmentsWhileProducerAndConsumerRun) {
 
 // Kafka deletes the active segment too once it breaches retention and lies wholly below the high
 // watermark (UnifiedLog.deletableSegments, then roll()): an idle topic empties, the log end offset stays.
-// DISABLED: Sluice never deletes the active segment (storage/log.cc delete_old_segments loops only
-// while segments_.size() > 1); run with --gtest_also_run_disabled_tests.
-TEST_F(StorageTest, DISABLED_RetentionDeletesTheBreachedActiveSegmentOfAnIdleTopic) {
+TEST_F(StorageTest, RetentionDeletesTheBreachedActiveSegmentOfAnIdleTopic) {
   start_broker({{"log.retention.check.interval.ms", "200"}});
   create_topic("idle", 1, {{"retention.ms", "1000"}});
   std::vector<std::string> values(100, "x");

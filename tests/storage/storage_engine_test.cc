@@ -177,11 +177,33 @@ TEST_F(StorageEngineTest, RetentionByTimeAndBytes) {
   ASSERT_TRUE(l->delete_old_segments(-1, 700).ok());
   EXPECT_LE(l->size_bytes(), 700 + 600);
   EXPECT_EQ(l->log_start_offset(), l->segment_base_offsets().front());
-  // Everything is old now, but the active segment is never deleted.
-  clock_.advance_ms(10'000'000);
-  ASSERT_TRUE(l->delete_old_segments(1, -1).ok());
+  // retention.bytes never deletes the active segment.
+  ASSERT_TRUE(l->delete_old_segments(-1, 0).ok());
   EXPECT_EQ(l->segment_count(), 1u);
+  EXPECT_GT(l->size_bytes(), 0);
+  EXPECT_LT(l->log_start_offset(), 60);
+  // Everything is old now: the breached active segment goes too (idle partition), after a roll to an
+  // empty segment at the LEO (Kafka's deleteSegments), unless it is not wholly below the high watermark.
+  clock_.advance_ms(10'000'000);
+  EXPECT_EQ(*l->delete_old_segments(1, -1, 59), 0);
+  EXPECT_EQ(l->segment_count(), 1u);
+  EXPECT_EQ(*l->delete_old_segments(1, -1, 60), 1);
+  EXPECT_EQ(l->segment_count(), 1u);
+  EXPECT_EQ(l->segment_base_offsets().front(), 60);
   EXPECT_EQ(l->log_end_offset(), 60);
+  EXPECT_EQ(l->log_start_offset(), 60);
+  EXPECT_EQ(l->size_bytes(), 0);
+  EXPECT_TRUE(l->read(60, 1000, INT64_MAX, true)->region.size == 0);
+  EXPECT_EQ(code_of(l->read(59, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  // An empty active segment is never deleted or rolled again.
+  EXPECT_EQ(*l->delete_old_segments(1, -1), 0);
+  EXPECT_EQ(l->segment_count(), 1u);
+  // Appends continue at the LEO, and the state survives a reopen with the checkpointed log start offset.
+  EXPECT_EQ(append(*l, make_batch(2, clock_.now_ms())).base_offset, 60);
+  l.reset();
+  l = open_log(small(), log_recovery_state{-1, 60});
+  EXPECT_EQ(l->log_start_offset(), 60);
+  EXPECT_EQ(l->log_end_offset(), 62);
 }
 
 TEST_F(StorageEngineTest, DeleteRecordsBefore) {
