@@ -257,6 +257,58 @@ def min_isr(cluster, check):
     check.eq(produce_once(b"back"), None, "acks=all after the followers rejoined")
 
 
+def java_string_hash(text):
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def group_coordinator_failover(cluster, check):
+    """A consumer group keeps consuming while the broker coordinating it is SIGKILLed: a new coordinator
+    (the new leader of the group's __consumer_offsets partition) replays the group and its offsets."""
+    from confluent_kafka import Consumer, Producer
+    topic, group = "grp", "cluster-group"
+    create_topic(cluster, topic, 3, 3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap(), "acks": "all", "linger.ms": 5})
+    total = 3000
+    for i in range(total // 2):
+        producer.produce(topic, value=str(i).encode(), partition=i % 3)
+    producer.flush(30)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": group, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": True, "auto.commit.interval.ms": 200, "session.timeout.ms": 10000})
+    consumer.subscribe([topic])
+    seen = set()
+
+    def consume_for(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            m = consumer.poll(0.2)
+            if m is not None and not m.error():
+                seen.add(int(m.value()))
+
+    consume_for(8)
+    check.true(len(seen) > 0, "the group consumed before the failover")
+    offsets = wait_until("__consumer_offsets leaders", lambda: partition_info(cluster, "__consumer_offsets"), 30)
+    index = (java_string_hash(group) & 0x7FFFFFFF) % len(offsets)
+    coordinator = offsets[index][0]
+    print("group %s: coordinator is broker %d (__consumer_offsets-%d); consumed %d so far" %
+          (group, coordinator, index, len(seen)))
+    cluster.brokers[coordinator].kill9()
+    killed_at = time.monotonic()
+    for i in range(total // 2, total):
+        producer.produce(topic, value=str(i).encode(), partition=i % 3)
+    producer.flush(60)
+    deadline = time.monotonic() + 60
+    while len(seen) < total and time.monotonic() < deadline:
+        consume_for(1)
+    print("group failover: %d of %d records consumed %.1f s after killing coordinator %d" %
+          (len(seen), total, time.monotonic() - killed_at, coordinator))
+    check.eq(len(seen), total, "records consumed by the group across the coordinator failover")
+    consumer.close()
+    cluster.brokers[coordinator].start(ready_timeout=30)
+
+
 def main():
     binary, _ = h.binary_from_args(__doc__)
     rounds = int(os.environ.get("SLUICE_CLUSTER_ROUNDS", "10"))
@@ -273,6 +325,7 @@ def main():
         check_spread_and_znodes(cluster, check)
         min_isr(cluster, check)
         failover_rounds(cluster, check, rounds)
+        group_coordinator_failover(cluster, check)
     except Exception as e:  # noqa: BLE001
         import traceback
         traceback.print_exc()
