@@ -45,8 +45,9 @@ struct topic_spec {
 };
 
 /// Thread-safety: lookups (`find`, `all`) read an immutable snapshot published atomically and may be
-/// called from any strand. Changes (`create`, `remove`) are serialized by a mutex; they persist through the
-/// cluster_store first, then open or delete the logs, then publish the new snapshot.
+/// called from any strand. Changes (`create`, `remove`, `set_configs`, `add_partitions`) are serialized by a
+/// mutex; they persist through the cluster_store first, then open or delete the logs, then publish the new
+/// snapshot (`add_partitions` opens its new logs before the store commit: the store cannot take partitions back).
 class topic_registry {
  public:
   topic_registry(const broker_config& config, coordination::cluster_store& store, storage::log_manager& logs,
