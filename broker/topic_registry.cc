@@ -1,5 +1,7 @@
 #include "broker/topic_registry.h"
 
+#include <algorithm>
+
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/topic_config.h"
@@ -149,6 +151,85 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
   if (changed->internal) log_config.compression_type.reset();  // as in open_topic
   for (const auto& p : changed->partitions) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
   log::info("topic {}: configs changed ({} overrides)", name, overrides.size());
+  return {};
+}
+
+kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_count,
+                                           const std::optional<std::vector<std::vector<int32_t>>>& assignments,
+                                           bool validate_only) {
+  // Kafka 4.0 answers a bare UnknownTopicOrPartitionException (null message); this is its ZooKeeper-mode text.
+  std::lock_guard lock(change_mutex_);
+  auto current = find(name);
+  if (!current) return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+  const auto old_count = static_cast<int32_t>(current->partitions.size());
+  if (new_count == old_count)
+    return {error_code::invalid_partitions, "Topic already has " + std::to_string(old_count) + " partition(s)."};
+  if (new_count < old_count)
+    return {error_code::invalid_partitions, "The topic " + name + " currently has " + std::to_string(old_count) +
+                                                " partition(s); " + std::to_string(new_count) +
+                                                " would not be an increase."};
+  const int32_t additional = new_count - old_count;
+  if (additional > 10000)  // QuorumController.MAX_PARTITIONS_PER_BATCH
+    return {error_code::policy_violation, "Excessively large number of partitions per request."};
+
+  std::vector<std::vector<int32_t>> replicas;
+  if (assignments) {
+    if (static_cast<int32_t>(assignments->size()) != additional)
+      return {error_code::invalid_replica_assignment,
+              "Attempted to add " + std::to_string(additional) + " additional partition(s), but only " +
+                  std::to_string(assignments->size()) + " assignment(s) were specified."};
+    for (const auto& brokers : *assignments) {  // ReplicationControlManager.validateManualPartitionAssignment
+      if (brokers.empty())
+        return {error_code::invalid_replica_assignment,
+                "The manual partition assignment includes an empty replica list."};
+      auto sorted = brokers;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted[i] != config_.broker_id)  // the only registered broker of the single-node mode
+          return {error_code::invalid_replica_assignment,
+                  "The manual partition assignment includes broker " + std::to_string(sorted[i]) +
+                      ", but no such broker is registered."};
+        if (i > 0 && sorted[i] == sorted[i - 1])
+          return {error_code::invalid_replica_assignment, "The manual partition assignment includes the broker " +
+                                                              std::to_string(sorted[i]) + " more than once."};
+      }
+      if (static_cast<int32_t>(sorted.size()) != current->replication_factor)
+        return {error_code::invalid_replica_assignment,
+                "The manual partition assignment includes a partition with " + std::to_string(sorted.size()) +
+                    " replica(s), but this is not consistent with previous partitions, which have " +
+                    std::to_string(current->replication_factor) + " replica(s)."};
+    }
+    replicas = *assignments;
+  } else {
+    replicas.assign(static_cast<size_t>(additional), std::vector<int32_t>{config_.broker_id});
+  }
+  if (validate_only) return {};
+
+  // Kafka allows growing internal topics too (its tools warn); group routing keeps the count it started with.
+  if (current->internal)
+    log::warn("adding partitions to internal topic {}: groups are routed by its partition count at start", name);
+  auto grown = std::make_shared<topic>(*current);
+  const auto log_config = make_log_config(config_, current->configs);
+  auto drop_new_logs = [&] {
+    for (auto p = static_cast<size_t>(old_count); p < grown->partitions.size(); ++p)
+      if (auto r = logs_.remove(name, static_cast<int32_t>(p)); !r) log::warn("removing {}-{}: {}", name, p, r.err().message);
+  };
+  for (int32_t p = old_count; p < new_count; ++p) {
+    auto created = logs_.create(name, p, log_config);
+    if (!created) {
+      drop_new_logs();
+      return {error_code::kafka_storage_error, created.err().message};
+    }
+    grown->partitions.push_back(std::make_shared<partition>(name, p, *created, executor_));
+  }
+  if (auto r = store_.add_partitions(name, replicas); !r) {
+    drop_new_logs();
+    return {from_coordination(r.err()), r.err().message};
+  }
+  auto next = std::make_shared<topic_map>(*topics_.load());
+  (*next)[name] = std::move(grown);
+  publish(std::move(next));
+  log::info("topic {}: partitions increased from {} to {}", name, old_count, new_count);
   return {};
 }
 
