@@ -34,7 +34,7 @@ using protocol::api_key;
 
 // Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
 // does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
-const std::array<handler_entry, 25> kTable = {{
+const std::array<handler_entry, 27> kTable = {{
     {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
     {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
     {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
@@ -61,6 +61,8 @@ const std::array<handler_entry, 25> kTable = {{
     {api_key::describe_log_dirs, 0, 4, &adapt<protocol::describe_log_dirs_request, handlers::describe_log_dirs>},
     {api_key::incremental_alter_configs, 0, 1,
      &adapt<protocol::incremental_alter_configs_request, handlers::incremental_alter_configs>},
+    {api_key::create_partitions, 0, 3, &adapt<protocol::create_partitions_request, handlers::create_partitions>},
+    {api_key::describe_cluster, 0, 1, &adapt<protocol::describe_cluster_request, handlers::describe_cluster>},
 }};
 
 }  // namespace

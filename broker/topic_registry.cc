@@ -1,13 +1,13 @@
 #include "broker/topic_registry.h"
 
-#include "coordination/replica_assignment.h"
-
 #include <algorithm>
+#include <set>
 
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
+#include "coordination/replica_assignment.h"
 
 namespace sluice::broker {
 
@@ -267,6 +267,121 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
   for (const auto& p : changed->partitions)
     if (p) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
   log::info("topic {}: configs changed ({} overrides)", name, overrides.size());
+  return {};
+}
+
+kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_count,
+                                           const std::optional<std::vector<std::vector<int32_t>>>& assignments,
+                                           bool validate_only) {
+  // Kafka 4.0 answers a bare UnknownTopicOrPartitionException (null message); this is its ZooKeeper-mode text.
+  std::lock_guard lock(change_mutex_);
+  // Single node: the local topic, this broker the only one registered. Cluster mode: the topic and the
+  // registered brokers as the cluster snapshot has them (the partitions may be led anywhere).
+  std::shared_ptr<const topic> current;
+  std::shared_ptr<const coordination::cluster_snapshot> cluster_now;
+  const coordination::topic_assignment* assigned = nullptr;
+  std::set<int32_t> registered;
+  int32_t old_count = 0;
+  int32_t replication_factor = 1;
+  if (cluster_mode()) {
+    cluster_now = cluster();
+    if (!cluster_now || !cluster_now->topics.contains(name))
+      return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+    auto it = cluster_now->topics.find(name);
+    assigned = &it->second;
+    old_count = assigned->partition_count();
+    replication_factor = assigned->replicas.empty() ? 1 : static_cast<int32_t>(assigned->replicas[0].size());
+    for (const auto& [id, b] : cluster_now->brokers) registered.insert(id);
+  } else {
+    current = find(name);
+    if (!current) return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+    old_count = static_cast<int32_t>(current->partitions.size());
+    replication_factor = current->replication_factor;
+    registered.insert(config_.broker_id);
+  }
+  if (new_count == old_count)
+    return {error_code::invalid_partitions, "Topic already has " + std::to_string(old_count) + " partition(s)."};
+  if (new_count < old_count)
+    return {error_code::invalid_partitions, "The topic " + name + " currently has " + std::to_string(old_count) +
+                                                " partition(s); " + std::to_string(new_count) +
+                                                " would not be an increase."};
+  const int32_t additional = new_count - old_count;
+  if (additional > 10000)  // QuorumController.MAX_PARTITIONS_PER_BATCH
+    return {error_code::policy_violation, "Excessively large number of partitions per request."};
+
+  std::vector<std::vector<int32_t>> replicas;
+  if (assignments) {
+    if (static_cast<int32_t>(assignments->size()) != additional)
+      return {error_code::invalid_replica_assignment,
+              "Attempted to add " + std::to_string(additional) + " additional partition(s), but only " +
+                  std::to_string(assignments->size()) + " assignment(s) were specified."};
+    for (const auto& brokers : *assignments) {  // ReplicationControlManager.validateManualPartitionAssignment
+      if (brokers.empty())
+        return {error_code::invalid_replica_assignment,
+                "The manual partition assignment includes an empty replica list."};
+      auto sorted = brokers;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        if (!registered.contains(sorted[i]))
+          return {error_code::invalid_replica_assignment,
+                  "The manual partition assignment includes broker " + std::to_string(sorted[i]) +
+                      ", but no such broker is registered."};
+        if (i > 0 && sorted[i] == sorted[i - 1])
+          return {error_code::invalid_replica_assignment, "The manual partition assignment includes the broker " +
+                                                              std::to_string(sorted[i]) + " more than once."};
+      }
+      if (static_cast<int32_t>(sorted.size()) != replication_factor)
+        return {error_code::invalid_replica_assignment,
+                "The manual partition assignment includes a partition with " + std::to_string(sorted.size()) +
+                    " replica(s), but this is not consistent with previous partitions, which have " +
+                    std::to_string(replication_factor) + " replica(s)."};
+    }
+    replicas = *assignments;
+  } else if (assigned) {
+    std::vector<coordination::broker_rack> live;
+    for (const auto& [id, b] : cluster_now->brokers) live.push_back({id, b.rack});
+    auto added = coordination::assign_added_partitions(live, assigned->replicas, new_count);
+    if (!added)
+      return {error_code::invalid_replication_factor, "Replication factor: " + std::to_string(replication_factor) +
+                                                          " larger than available brokers: " + std::to_string(live.size()) + "."};
+    replicas = std::move(*added);
+  } else {
+    replicas.assign(static_cast<size_t>(additional), std::vector<int32_t>{config_.broker_id});
+  }
+  if (validate_only) return {};
+  if (assigned) {
+    // Cluster mode: the controller creates the new partitions' states; every replica opens its log from
+    // the next snapshot (sync).
+    if (auto r = store_.add_partitions(name, replicas); !r) return {from_coordination(r.err()), r.err().message};
+    log::info("topic {}: partitions increased from {} to {}", name, old_count, new_count);
+    return {};
+  }
+
+  // Kafka allows growing internal topics too (its tools warn); group routing keeps the count it started with.
+  if (current->internal)
+    log::warn("adding partitions to internal topic {}: groups are routed by its partition count at start", name);
+  auto grown = std::make_shared<topic>(*current);
+  const auto log_config = make_log_config(config_, current->configs);
+  auto drop_new_logs = [&] {
+    for (auto p = static_cast<size_t>(old_count); p < grown->partitions.size(); ++p)
+      if (auto r = logs_.remove(name, static_cast<int32_t>(p)); !r) log::warn("removing {}-{}: {}", name, p, r.err().message);
+  };
+  for (int32_t p = old_count; p < new_count; ++p) {
+    auto created = logs_.create(name, p, log_config);
+    if (!created) {
+      drop_new_logs();
+      return {error_code::kafka_storage_error, created.err().message};
+    }
+    grown->partitions.push_back(std::make_shared<partition>(name, p, *created, executor_));
+  }
+  if (auto r = store_.add_partitions(name, replicas); !r) {
+    drop_new_logs();
+    return {from_coordination(r.err()), r.err().message};
+  }
+  auto next = std::make_shared<topic_map>(*topics_.load());
+  (*next)[name] = std::move(grown);
+  publish(std::move(next));
+  log::info("topic {}: partitions increased from {} to {}", name, old_count, new_count);
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,9 @@ struct topic_spec {
 };
 
 /// Thread-safety: lookups (`find`, `all`) read an immutable snapshot published atomically and may be
-/// called from any strand. Changes (`create`, `remove`) are serialized by a mutex; they persist through the
-/// cluster_store first, then open or delete the logs, then publish the new snapshot.
+/// called from any strand. Changes (`create`, `remove`, `set_configs`, `add_partitions`) are serialized by a
+/// mutex; they persist through the cluster_store first, then open or delete the logs, then publish the new
+/// snapshot (`add_partitions` opens its new logs before the store commit: the store cannot take partitions back).
 class topic_registry {
  public:
   topic_registry(const broker_config& config, coordination::cluster_store& store, storage::log_manager& logs,
@@ -92,6 +94,19 @@ class topic_registry {
   /// strand. UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG, KAFKA_STORAGE_ERROR.
   kafka_error set_configs(const std::string& name, const std::map<std::string, std::string>& overrides,
                           bool validate_only);
+
+  /// Raises a topic's partition count to `new_count` (CreatePartitions, KIP-195). `assignments`, when
+  /// present, lists the replicas of each NEW partition in order (first = preferred leader). Checks and
+  /// messages follow Kafka 4.0's controller (ReplicationControlManager.createPartitions):
+  /// UNKNOWN_TOPIC_OR_PARTITION; INVALID_PARTITIONS when `new_count` is not above the current count;
+  /// INVALID_REPLICA_ASSIGNMENT when the number of assignments is not the increase, a list is empty, names
+  /// a broker twice or a broker that is not registered, or its size differs from the topic's replication
+  /// factor; POLICY_VIOLATION above 10000 new partitions (Kafka's MAX_PARTITIONS_PER_BATCH);
+  /// KAFKA_STORAGE_ERROR. Without assignments each new partition gets this broker (the only live one).
+  /// Opens the new logs first, then persists through the store (which cannot take partitions back), then
+  /// publishes the grown topic; a failure before the store commit removes the logs it created.
+  kafka_error add_partitions(const std::string& name, int32_t new_count,
+                             const std::optional<std::vector<std::vector<int32_t>>>& assignments, bool validate_only);
 
   /// Writes the recovery-point and log-start-offset checkpoints of every log dir (thread-safe).
   void write_checkpoints();

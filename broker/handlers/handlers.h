@@ -7,10 +7,12 @@
 #include "broker/request_context.h"
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/api_versions.h"
+#include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_groups.h"
 #include "protocol/messages/delete_records.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/describe_groups.h"
 #include "protocol/messages/describe_log_dirs.h"
@@ -43,6 +45,9 @@ task<protocol::fetch_response> fetch(handler_context&, request_context&, protoco
 task<protocol::list_offsets_response> list_offsets(handler_context&, request_context&, protocol::list_offsets_request&);
 task<protocol::create_topics_response> create_topics(handler_context&, request_context&, protocol::create_topics_request&);
 task<protocol::delete_topics_response> delete_topics(handler_context&, request_context&, protocol::delete_topics_request&);
+task<protocol::create_partitions_response> create_partitions(handler_context&, request_context&,
+                                                             protocol::create_partitions_request&);
+task<protocol::describe_cluster_response> describe_cluster(handler_context&, request_context&, protocol::describe_cluster_request&);
 
 // Consumer groups (broker/groups, through broker/group_service.h).
 task<protocol::find_coordinator_response> find_coordinator(handler_context&, request_context&, protocol::find_coordinator_request&);

@@ -4,6 +4,7 @@
 // broker (live brokers, leaders, replicas, ISR, offline replicas).
 #include <climits>
 
+#include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_name.h"
@@ -19,9 +20,6 @@ namespace {
 // AclOperation codes READ(3) WRITE(4) CREATE(5) DELETE(6) ALTER(7) DESCRIBE(8) DESCRIBE_CONFIGS(10)
 // ALTER_CONFIGS(11): with no authorizer every topic operation is allowed (KIP-430).
 constexpr int32_t kTopicOperations = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
-// Cluster: CREATE(5) ALTER(7) DESCRIBE(8) CLUSTER_ACTION(9) DESCRIBE_CONFIGS(10) ALTER_CONFIGS(11)
-// IDEMPOTENT_WRITE(12) CREATE_TOKENS(13) DESCRIBE_TOKENS(14).
-constexpr int32_t kClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12) | (1 << 13) | (1 << 14);
 
 response::metadata_response_topic describe(const handler_context& hc, const topic& t, bool include_operations) {
   response::metadata_response_topic out;
@@ -82,18 +80,19 @@ static task<response> metadata_in_cluster(handler_context& hc, request_context& 
                                    std::shared_ptr<const coordination::cluster_snapshot> c) {
   const int16_t version = rc.header.api_version;
   response resp;
-  for (const auto& [id, b] : c->brokers) {
-    response::metadata_response_broker out;
-    out.node_id = id;
-    out.host = b.host;
-    out.port = b.port;
-    out.rack = b.rack;
-    resp.brokers.push_back(std::move(out));
+  for (auto& ep : live_brokers(hc)) {
+    response::metadata_response_broker b;
+    b.node_id = ep.id;
+    b.host = std::move(ep.host);
+    b.port = ep.port;
+    b.rack = std::move(ep.rack);
+    resp.brokers.push_back(std::move(b));
   }
   resp.cluster_id = c->cluster_id;
-  resp.controller_id = c->controller_id;
+  resp.controller_id = controller_id(hc);
   const bool ops = req.include_topic_authorized_operations;
-  resp.cluster_authorized_operations = req.include_cluster_authorized_operations ? kClusterOperations : INT32_MIN;
+  resp.cluster_authorized_operations =
+      req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
   const bool all = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all) {
     for (const auto& [name, a] : c->topics) resp.topics.push_back(describe(*c, a, ops));
@@ -139,18 +138,19 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     co_return co_await std::move(op);
   }
   response resp;
-  for (const auto& ep : hc.config.advertised_listeners) {
+  for (auto& ep : live_brokers(hc)) {
     response::metadata_response_broker b;
-    b.node_id = hc.config.broker_id;
-    b.host = ep.host;
+    b.node_id = ep.id;
+    b.host = std::move(ep.host);
     b.port = ep.port;
+    b.rack = std::move(ep.rack);
     resp.brokers.push_back(std::move(b));
-    break;  // one entry per broker, for the listener the client uses
   }
   resp.cluster_id = hc.cluster_id;
-  resp.controller_id = hc.config.broker_id;
+  resp.controller_id = controller_id(hc);
   const bool ops = req.include_topic_authorized_operations;
-  resp.cluster_authorized_operations = req.include_cluster_authorized_operations ? kClusterOperations : INT32_MIN;
+  resp.cluster_authorized_operations =
+      req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
 
   // v0: an empty list means every topic; v1+: null means every topic, empty means none.
   const bool all = !req.topics.has_value() || (version == 0 && req.topics->empty());

@@ -16,6 +16,8 @@ added when none exists), is built once into a cache folder outside the repositor
 
 Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
 `SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
+A failing test listed in known_failures.txt gets its reason appended (`[known: why]`); failures not listed
+there are named on a line before the last.
 
 Exit status: 0 when every test of expectations.txt that was selected passed; 1 when one of them did
 not (or the runner could not be built); 77 when the source package cannot be obtained or there is
@@ -316,12 +318,14 @@ def main():
     ap.add_argument("--overall-timeout", type=int, default=3600, help="seconds for the whole run (default 3600)")
     ap.add_argument("--expectations", default=os.path.join(HERE, "expectations.txt"))
     ap.add_argument("--not-applicable", default=os.path.join(HERE, "not_applicable.txt"))
+    ap.add_argument("--known-failures", default=os.path.join(HERE, "known_failures.txt"))
     ap.add_argument("--jobs", type=int, default=2, help="make -j for the one-time build (default 2)")
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="broker config for the nodes started here (repeatable)")
     ap.add_argument("--build-only", action="store_true", help="obtain and build, run nothing")
     ap.add_argument("--verbose", action="store_true", help="print the runner's output of failing tests")
     args = ap.parse_args()
+    args.cache = os.path.abspath(args.cache)  # the runner runs in the source tests/ folder
     deadline = time.monotonic() + args.overall_timeout
 
     os.makedirs(args.cache, exist_ok=True)
@@ -346,6 +350,7 @@ def main():
     table = parse_test_table(src)
     expectations = read_list(args.expectations, with_reason=False)
     na = read_list(args.not_applicable, with_reason=True)
+    known = read_list(args.known_failures, with_reason=True)
 
     # Selection: non-local, non-manual tests.
     selected = [t for t in table if "TEST_F_LOCAL" not in t.flags and "TEST_F_MANUAL" not in t.flags]
@@ -381,6 +386,8 @@ def main():
             passed += 1
         elif state == "FAIL":
             failed += 1
+            if name in known:
+                text += " [known: %s]" % known[name]
         else:
             skipped += 1
         log("%-4s %s%s" % (state, name, text))
@@ -484,6 +491,9 @@ def main():
     if new_passes:
         log("# passing but not in %s (add them): %s"
             % (os.path.basename(args.expectations), " ".join(new_passes)))
+    unknown_failures = [n for n, st in outcome.items() if st == "FAIL" and n not in known]
+    if unknown_failures:
+        log("# failing, not in %s: %s" % (os.path.basename(args.known_failures), " ".join(unknown_failures)))
     if expected_not_passing:
         log("# REGRESSION: expected to pass but did not: %s" % " ".join(expected_not_passing))
     log("%d passed, %d failed, %d skipped" % (passed, failed, skipped))

@@ -1,5 +1,5 @@
-// Admin helpers over librdkafka 2.0.2's C API for the storage tests: CreateTopics with configs,
-// DescribeConfigs, AlterConfigs, DeleteRecords. Every wait is bounded.
+// Admin helpers over librdkafka 2.0.2's C API for the storage and admin tests: CreateTopics with configs,
+// DescribeConfigs, AlterConfigs, DeleteRecords, CreatePartitions. Every wait is bounded.
 #pragma once
 
 #include <map>
@@ -152,6 +152,55 @@ inline delete_records_outcome delete_records(rd_kafka_t* rk, const std::string& 
   if (offs)
     for (int i = 0; i < offs->cnt; ++i)
       out.partitions[offs->elems[i].partition] = {offs->elems[i].err, offs->elems[i].offset};
+  return out;
+}
+
+// One topic of a CreatePartitions request: the new total count and, optionally, the replicas of each new
+// partition in order.
+struct new_partitions {
+  std::string topic;
+  int total = 0;
+  std::vector<std::vector<int32_t>> assignments;
+};
+
+// CreatePartitions (rd_kafka_CreatePartitions); one result per topic in the answer's order. A request-level
+// error comes back as one result with an empty name.
+inline std::vector<topic_result> create_partitions(rd_kafka_t* rk, const std::vector<new_partitions>& topics,
+                                                   bool validate_only = false, int operation_timeout_ms = 10000) {
+  char err[512];
+  std::vector<rd_kafka_NewPartitions_t*> nps;
+  for (const auto& t : topics) {
+    rd_kafka_NewPartitions_t* np = rd_kafka_NewPartitions_new(t.topic.c_str(), static_cast<size_t>(t.total), err, sizeof err);
+    if (!np) throw std::runtime_error(std::string("NewPartitions_new: ") + err);
+    for (size_t i = 0; i < t.assignments.size(); ++i) {
+      auto ids = t.assignments[i];
+      if (rd_kafka_NewPartitions_set_replica_assignment(np, static_cast<int32_t>(i), ids.data(), ids.size(), err,
+                                                        sizeof err))
+        throw std::runtime_error(std::string("NewPartitions_set_replica_assignment: ") + err);
+    }
+    nps.push_back(np);
+  }
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATEPARTITIONS);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, operation_timeout_ms, err, sizeof err);
+  if (validate_only) rd_kafka_AdminOptions_set_validate_only(opts, 1, err, sizeof err);
+  queue_ptr q(rd_kafka_queue_new(rk));
+  rd_kafka_CreatePartitions(rk, nps.data(), nps.size(), opts, q.get());
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_NewPartitions_destroy_array(nps.data(), nps.size());
+  event_ptr ev = wait_event(q.get(), RD_KAFKA_EVENT_CREATEPARTITIONS_RESULT, std::chrono::seconds(20));
+  if (!ev) throw std::runtime_error("CreatePartitions: no result");
+  std::vector<topic_result> out;
+  if (rd_kafka_event_error(ev.get())) {
+    out.push_back({"", rd_kafka_event_error(ev.get()), rd_kafka_event_error_string(ev.get())});
+    return out;
+  }
+  size_t n = 0;
+  const rd_kafka_topic_result_t** trs =
+      rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev.get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    const char* s = rd_kafka_topic_result_error_string(trs[i]);
+    out.push_back({rd_kafka_topic_result_name(trs[i]), rd_kafka_topic_result_error(trs[i]), s ? s : ""});
+  }
   return out;
 }
 

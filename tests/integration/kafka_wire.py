@@ -72,3 +72,65 @@ class Conn:
 
     def close(self):
         self.sock.close()
+
+
+def cstring(s):
+    """A compact (uvarint length + 1) string of flexible versions; None is the null string."""
+    if s is None:
+        return b"\x00"
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+class Reader:
+    """Reads a response body: fixed-width integers, classic and compact strings, array lengths, tags."""
+
+    def __init__(self, buf, pos=0):
+        self.buf = buf
+        self.pos = pos
+
+    def _unpack(self, fmt):
+        v = struct.unpack_from(fmt, self.buf, self.pos)[0]
+        self.pos += struct.calcsize(fmt)
+        return v
+
+    def int8(self):
+        return self._unpack(">b")
+
+    def int16(self):
+        return self._unpack(">h")
+
+    def int32(self):
+        return self._unpack(">i")
+
+    def uvarint(self):
+        v, self.pos = read_uvarint(self.buf, self.pos)
+        return v
+
+    def string(self):
+        """Classic nullable string (int16 length)."""
+        n = self.int16()
+        if n < 0:
+            return None
+        s = self.buf[self.pos:self.pos + n].decode()
+        self.pos += n
+        return s
+
+    def compact_string(self):
+        n = self.uvarint() - 1
+        if n < 0:
+            return None
+        s = self.buf[self.pos:self.pos + n].decode()
+        self.pos += n
+        return s
+
+    def compact_array_len(self):
+        return self.uvarint() - 1
+
+    def skip_tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.pos += self.uvarint()
+
+    def at_end(self):
+        return self.pos == len(self.buf)

@@ -1,0 +1,47 @@
+// CreatePartitions (key 37, KIP-195): raises the partition count of existing topics, optionally with a
+// replica assignment per new partition; validate_only checks without changing anything.
+#include <map>
+
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::create_partitions_response;
+
+// A topic named twice gets ONE result, INVALID_REQUEST, and is not changed (Kafka's KafkaApis and
+// ControllerApis). TimeoutMs needs no wait here: the change is persisted and the logs are open before the
+// answer, so every accepted topic is complete when the response leaves (Kafka 4.0 answers after the
+// controller committed the records, too).
+task<response> create_partitions(handler_context& hc, request_context&, protocol::create_partitions_request& req) {
+  std::map<std::string, int> seen;
+  for (const auto& t : req.topics) ++seen[t.name];
+
+  response resp;
+  for (const auto& t : req.topics) {
+    int& count = seen[t.name];
+    if (count == 0) continue;  // a duplicate already answered
+    response::create_partitions_topic_result out;
+    out.name = t.name;
+    if (count > 1) {
+      count = 0;
+      out.error_code = error_code::invalid_request;
+      out.error_message = "Duplicate topic name.";
+      resp.results.push_back(std::move(out));
+      continue;
+    }
+    std::optional<std::vector<std::vector<int32_t>>> assignments;
+    if (t.assignments) {
+      assignments.emplace();
+      for (const auto& a : *t.assignments) assignments->push_back(a.broker_ids);
+    }
+    auto err = hc.topics.add_partitions(t.name, t.count, assignments, req.validate_only);
+    out.error_code = err.code;
+    if (!err.ok()) out.error_message = std::move(err.message);
+    resp.results.push_back(std::move(out));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers
