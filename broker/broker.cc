@@ -1,5 +1,12 @@
 #include "broker/broker.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "base/logging.h"
 #include "broker/topic_config.h"
 #include "coordination/embedded_store.h"
@@ -14,6 +21,16 @@ result<void> broker::start() {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return error{1, "cannot create log dir " + dir.string() + ": " + ec.message()};
+    // One process per log dir (Kafka's .lock file): a second broker on the same files would corrupt them.
+    const auto lock_path = dir / ".lock";
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return error{1, "cannot open " + lock_path.string() + ": " + std::strerror(errno)};
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return error{1, "failed to acquire lock on " + lock_path.string() +
+                          ": another process is using this log directory"};
+    }
+    log_dir_locks_.push_back(fd);  // held until the process exits
   }
   cluster_mode_ = !config_.zookeeper_connect.empty();
   if (cluster_mode_) {

@@ -64,6 +64,7 @@ class broker {
   std::unique_ptr<net::server> server_;
   std::unique_ptr<log_maintenance> maintenance_;
   std::vector<std::thread> threads_;
+  std::vector<int> log_dir_locks_;  // flock'ed <log dir>/.lock files
 };
 
 }  // namespace sluice::broker

@@ -296,4 +296,14 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   return c;
 }
 
+int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback) {
+  auto it = config.values.find(key);
+  if (it == config.values.end() || it->second.empty()) return fallback;
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    return fallback;
+  }
+}
+
 }  // namespace sluice::broker

@@ -64,6 +64,10 @@ struct broker_config {
   std::vector<std::string> unknown_keys;
 };
 
+/// The integer value of a known key from `config.values`, or `fallback` when it is unset or not a number
+/// (for keys read in one place only, such as the replica.fetch.* settings).
+int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback);
+
 /// Reads `server.properties`-format text: `key=value`, `key: value` or `key value` lines, `#`/`!`
 /// comments, a trailing backslash continues a line. Errors carry the line number.
 result<std::map<std::string, std::string>> parse_properties(const std::string& text);

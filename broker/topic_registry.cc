@@ -18,19 +18,29 @@ topic_registry::topic_registry(const broker_config& config, coordination::cluste
     : config_(config), store_(store), logs_(logs), executor_(std::move(executor)),
       topics_(std::make_shared<const topic_map>()) {}
 
-std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topic_assignment& a, open_mode mode,
-                                                       kafka_error& err) {
+std::shared_ptr<topic> topic_registry::topic_without_partitions(const coordination::topic_assignment& a) {
   auto t = std::make_shared<topic>();
   t->name = a.name;
   t->id = a.id;
   t->configs = a.configs;
   t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
   t->internal = a.name.starts_with("__");
-  auto log_config = make_log_config(config_, a.configs);
+  return t;
+}
+
+storage::log_config topic_registry::topic_log_config(const topic& t) const {
+  auto log_config = make_log_config(config_, t.configs);
   // Internal topics are written by the broker itself, uncompressed, and read back by the group coordinator,
   // which reads uncompressed batches only: a broker-wide compression.type does not apply to them (Kafka uses
   // offsets.topic.compression.codec, default none, for __consumer_offsets).
-  if (t->internal) log_config.compression_type.reset();
+  if (t.internal) log_config.compression_type.reset();
+  return log_config;
+}
+
+std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topic_assignment& a, open_mode mode,
+                                                       kafka_error& err) {
+  auto t = topic_without_partitions(a);
+  const auto log_config = topic_log_config(*t);
   for (int32_t p = 0; p < a.partition_count(); ++p) {
     storage::log* log = mode == open_mode::existing_or_new ? logs_.get(a.name, p) : nullptr;
     if (!log) {
@@ -157,7 +167,8 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
   if (c->topics.contains(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
   std::vector<coordination::broker_rack> live;
   for (const auto& [id, b] : c->brokers) live.push_back({id, b.rack});
-  auto replicas = coordination::assign_replicas(live, spec.num_partitions, spec.replication_factor);
+  auto replicas = spec.assignments ? result<std::vector<std::vector<int32_t>>>(*spec.assignments)
+                                   : coordination::assign_replicas(live, spec.num_partitions, spec.replication_factor);
   if (!replicas)
     return {error_code::invalid_replication_factor, "Replication factor: " + std::to_string(spec.replication_factor) +
                                                         " larger than available brokers: " + std::to_string(live.size()) + "."};
@@ -196,14 +207,8 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
         next->emplace(name, existing);
         continue;
       }
-      auto t = std::make_shared<topic>();
-      t->name = a.name;
-      t->id = a.id;
-      t->configs = a.configs;
-      t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
-      t->internal = a.name.starts_with("__");
-      auto log_config = make_log_config(config_, a.configs);
-      if (t->internal) log_config.compression_type.reset();  // as in open_topic
+      auto t = topic_without_partitions(a);
+      const auto log_config = topic_log_config(*t);
       for (int32_t p = 0; p < a.partition_count(); ++p) {
         const auto& r = a.replicas[static_cast<size_t>(p)];
         std::shared_ptr<partition> part;
@@ -262,8 +267,7 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
   auto next = std::make_shared<topic_map>(*topics_.load());
   (*next)[name] = changed;
   publish(std::move(next));
-  auto log_config = make_log_config(config_, overrides);
-  if (changed->internal) log_config.compression_type.reset();  // as in open_topic
+  const auto log_config = topic_log_config(*changed);
   for (const auto& p : changed->partitions)
     if (p) asio::post(p->strand(), [p, log_config] { p->update_config(log_config); });
   log::info("topic {}: configs changed ({} overrides)", name, overrides.size());
@@ -361,7 +365,7 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
   if (current->internal)
     log::warn("adding partitions to internal topic {}: groups are routed by its partition count at start", name);
   auto grown = std::make_shared<topic>(*current);
-  const auto log_config = make_log_config(config_, current->configs);
+  const auto log_config = topic_log_config(*current);
   auto drop_new_logs = [&] {
     for (auto p = static_cast<size_t>(old_count); p < grown->partitions.size(); ++p)
       if (auto r = logs_.remove(name, static_cast<int32_t>(p)); !r) log::warn("removing {}-{}: {}", name, p, r.err().message);

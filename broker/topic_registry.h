@@ -51,6 +51,8 @@ struct topic_spec {
   int32_t num_partitions = 1;
   int16_t replication_factor = 1;
   std::map<std::string, std::string> configs;
+  /// Manual replica assignment (CreateTopics' assignments), already validated: replicas of partition i.
+  std::optional<std::vector<std::vector<int32_t>>> assignments;
 };
 
 /// Thread-safety: lookups (`find`, `all`) read an immutable snapshot published atomically and may be
@@ -118,6 +120,8 @@ class topic_registry {
  private:
   using topic_map = std::map<std::string, std::shared_ptr<const topic>, std::less<>>;
   enum class open_mode { existing_or_new, new_only };
+  static std::shared_ptr<topic> topic_without_partitions(const coordination::topic_assignment& a);
+  storage::log_config topic_log_config(const topic& t) const;  // broker defaults + overrides (+ internal rule)
   std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
   void publish(std::shared_ptr<const topic_map> next);
   asio::awaitable<void> drop_local(std::shared_ptr<const topic> t);

@@ -234,6 +234,15 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       }
       h->max_timestamp = decode_record_batch_header(ref.bytes.data()).max_timestamp;
       if (ref.max_timestamp >= 0) h->max_timestamp = ref.max_timestamp;
+    } else {
+      // Kafka's validateMessagesAndAssignOffsetsInPlace: the records of an uncompressed batch are read once
+      // in place (lengths, varints, count, offset deltas 0..n-1); nothing is copied. A batch whose CRC is
+      // right but whose records are not would otherwise be stored and stop every consumer at it.
+      auto summary = check_records(ref.bytes.subspan(record_batch_header_size), *h);
+      if (!summary) return make_error(code_of(summary.err()), "batch " + std::to_string(refs.size()) + ": " + summary.err().message);
+      if (!summary->offsets_in_order)
+        return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": record offset deltas are not 0.." +
+                                                    std::to_string(h->records_count - 1) + " in order");
     }
     if (h->producer_id >= 0) {
       // KIP-98: sequence/epoch checks against the producer state; a retried batch is answered with the

@@ -1,6 +1,9 @@
 // CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
 #include <map>
 
+#include <set>
+
+#include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_config.h"
@@ -45,16 +48,29 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       } else {
         spec.num_partitions = static_cast<int32_t>(ct.assignments.size());
         spec.replication_factor = static_cast<int16_t>(ct.assignments[0].broker_ids.size());
+        // Manual assignment (Kafka's validateManualPartitionAssignment): partitions 0..n-1, each a non-empty
+        // list of distinct registered brokers (single node: this broker), all of the same size.
+        std::set<int32_t> registered;
+        for (const auto& b : live_brokers(hc)) registered.insert(b.id);
+        std::vector<std::vector<int32_t>> lists;
         for (size_t i = 0; i < ct.assignments.size() && valid; ++i) {
           const auto& a = ct.assignments[i];
-          bool ours = a.broker_ids.size() == 1 && a.broker_ids[0] == hc.config.broker_id;
-          if (a.partition_index != static_cast<int32_t>(i) || !ours) {
+          std::set<int32_t> distinct(a.broker_ids.begin(), a.broker_ids.end());
+          std::string why;
+          if (a.partition_index != static_cast<int32_t>(i)) why = "partitions must be consecutive from 0";
+          else if (a.broker_ids.empty()) why = "the replica list is empty";
+          else if (distinct.size() != a.broker_ids.size()) why = "a broker is listed more than once";
+          else if (a.broker_ids.size() != static_cast<size_t>(spec.replication_factor)) why = "replica lists differ in size";
+          for (int32_t b : a.broker_ids)
+            if (why.empty() && !registered.contains(b)) why = "broker " + std::to_string(b) + " is not registered";
+          if (!why.empty()) {
             fail(error_code::invalid_replica_assignment,
-                 "Replica assignment for partition " + std::to_string(a.partition_index) +
-                     " must name only this broker (" + std::to_string(hc.config.broker_id) + ") and partitions must be consecutive from 0");
+                 "Invalid replica assignment for partition " + std::to_string(a.partition_index) + ": " + why);
             valid = false;
           }
+          lists.push_back(a.broker_ids);
         }
+        if (valid) spec.assignments = std::move(lists);
       }
     } else {
       if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;

@@ -2,6 +2,7 @@
 // unknown topics when the request allows it (v4+) and auto.create.topics.enable is true. Single node:
 // this broker leads everything. Cluster mode: answered from the cluster snapshot, the same on every
 // broker (live brokers, leaders, replicas, ISR, offline replicas).
+#include <algorithm>
 #include <climits>
 
 #include "broker/handlers/cluster_view.h"
@@ -76,67 +77,12 @@ response::metadata_response_topic topic_error(error_code code, std::optional<std
 
 }  // namespace
 
-static task<response> metadata_in_cluster(handler_context& hc, request_context& rc, protocol::metadata_request& req,
-                                   std::shared_ptr<const coordination::cluster_snapshot> c) {
-  const int16_t version = rc.header.api_version;
-  response resp;
-  for (auto& ep : live_brokers(hc)) {
-    response::metadata_response_broker b;
-    b.node_id = ep.id;
-    b.host = std::move(ep.host);
-    b.port = ep.port;
-    b.rack = std::move(ep.rack);
-    resp.brokers.push_back(std::move(b));
-  }
-  resp.cluster_id = c->cluster_id;
-  resp.controller_id = controller_id(hc);
-  const bool ops = req.include_topic_authorized_operations;
-  resp.cluster_authorized_operations =
-      req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
-  const bool all = !req.topics.has_value() || (version == 0 && req.topics->empty());
-  if (all) {
-    for (const auto& [name, a] : c->topics) resp.topics.push_back(describe(*c, a, ops));
-    co_return resp;
-  }
-  for (const auto& wanted : *req.topics) {
-    if (!wanted.name.has_value() || wanted.name->empty()) {
-      const auto id = from_wire(wanted.topic_id);
-      const coordination::topic_assignment* found = nullptr;
-      for (const auto& [name, a] : c->topics)
-        if (a.id == id) found = &a;
-      if (found) resp.topics.push_back(describe(*c, *found, ops));
-      else resp.topics.push_back(topic_error(error_code::unknown_topic_id, std::nullopt));
-      continue;
-    }
-    const std::string& name = *wanted.name;
-    if (auto it = c->topics.find(name); it != c->topics.end()) {
-      resp.topics.push_back(describe(*c, it->second, ops));
-      continue;
-    }
-    if (invalid_topic_name_reason(name)) {
-      resp.topics.push_back(topic_error(error_code::invalid_topic_exception, name));
-      continue;
-    }
-    if (!req.allow_auto_topic_creation || !hc.config.auto_create_topics_enable) {
-      resp.topics.push_back(topic_error(error_code::unknown_topic_or_partition, name));
-      continue;
-    }
-    // Created through the cluster store; its partitions get leaders a moment later (Kafka answers
-    // LEADER_NOT_AVAILABLE for a topic it just auto-created, and clients ask again).
-    const auto rf = static_cast<int16_t>(std::min<size_t>(static_cast<size_t>(hc.config.default_replication_factor), c->brokers.size()));
-    topic_spec spec{name, hc.config.num_partitions, std::max<int16_t>(rf, 1), {}};
-    auto err = hc.topics.create(spec, false);
-    resp.topics.push_back(topic_error(err.ok() || err.code == error_code::topic_already_exists ? error_code::leader_not_available : err.code, name));
-  }
-  co_return resp;
-}
-
 task<response> metadata(handler_context& hc, request_context& rc, protocol::metadata_request& req) {
   const int16_t version = rc.header.api_version;
-  if (auto c = hc.topics.cluster(); c && hc.topics.cluster_mode()) {
-    auto op = metadata_in_cluster(hc, rc, req, std::move(c));  // not inside co_await: GCC 12
-    co_return co_await std::move(op);
-  }
+  // Cluster mode answers from the cluster snapshot (every topic, wherever it is led); a single node from
+  // its own topics.
+  std::shared_ptr<const coordination::cluster_snapshot> c = hc.topics.cluster_mode() ? hc.topics.cluster() : nullptr;
+  const bool ops = req.include_topic_authorized_operations;
   response resp;
   for (auto& ep : live_brokers(hc)) {
     response::metadata_response_broker b;
@@ -146,28 +92,48 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     b.rack = std::move(ep.rack);
     resp.brokers.push_back(std::move(b));
   }
-  resp.cluster_id = hc.cluster_id;
+  resp.cluster_id = c ? c->cluster_id : hc.cluster_id;
   resp.controller_id = controller_id(hc);
-  const bool ops = req.include_topic_authorized_operations;
   resp.cluster_authorized_operations =
       req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
+
+  auto by_name = [&](const std::string& name) -> std::optional<response::metadata_response_topic> {
+    if (c) {
+      if (auto it = c->topics.find(name); it != c->topics.end()) return describe(*c, it->second, ops);
+    } else if (auto t = hc.topics.find(name)) {
+      return describe(hc, *t, ops);
+    }
+    return std::nullopt;
+  };
+  auto by_id = [&](const coordination::topic_id& id) -> std::optional<response::metadata_response_topic> {
+    if (c) {
+      for (const auto& [name, a] : c->topics)
+        if (a.id == id) return describe(*c, a, ops);
+    } else if (auto t = hc.topics.find(id)) {
+      return describe(hc, *t, ops);
+    }
+    return std::nullopt;
+  };
 
   // v0: an empty list means every topic; v1+: null means every topic, empty means none.
   const bool all = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all) {
-    for (const auto& t : hc.topics.all()) resp.topics.push_back(describe(hc, *t, ops));
+    if (c) {
+      for (const auto& [name, a] : c->topics) resp.topics.push_back(describe(*c, a, ops));
+    } else {
+      for (const auto& t : hc.topics.all()) resp.topics.push_back(describe(hc, *t, ops));
+    }
     co_return resp;
   }
   for (const auto& wanted : *req.topics) {
     if (!wanted.name.has_value() || wanted.name->empty()) {
-      auto t = hc.topics.find(from_wire(wanted.topic_id));
-      if (t) resp.topics.push_back(describe(hc, *t, ops));
-      else resp.topics.push_back(topic_error(error_code::unknown_topic_id, std::nullopt));
+      auto found = by_id(from_wire(wanted.topic_id));
+      resp.topics.push_back(found ? std::move(*found) : topic_error(error_code::unknown_topic_id, std::nullopt));
       continue;
     }
     const std::string& name = *wanted.name;
-    if (auto t = hc.topics.find(name)) {
-      resp.topics.push_back(describe(hc, *t, ops));
+    if (auto found = by_name(name)) {
+      resp.topics.push_back(std::move(*found));
       continue;
     }
     if (invalid_topic_name_reason(name)) {
@@ -178,11 +144,17 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
       resp.topics.push_back(topic_error(error_code::unknown_topic_or_partition, name));
       continue;
     }
-    topic_spec spec{name, hc.config.num_partitions, hc.config.default_replication_factor, {}};
+    int16_t replication_factor = hc.config.default_replication_factor;
+    if (c)  // never more replicas than live brokers for an auto-created topic
+      replication_factor = static_cast<int16_t>(std::clamp<size_t>(c->brokers.size(), 1, static_cast<size_t>(std::max<int16_t>(replication_factor, 1))));
+    topic_spec spec{name, hc.config.num_partitions, replication_factor, {}};
     auto err = hc.topics.create(spec, false);
-    auto t = hc.topics.find(name);  // present also when a concurrent request created it first
-    if (t) resp.topics.push_back(describe(hc, *t, ops));
-    else resp.topics.push_back(topic_error(err.ok() ? error_code::leader_not_available : err.code, name));
+    // Single node: the topic is there at once (also when a concurrent request created it first). Cluster
+    // mode: its partitions get leaders a moment later, so LEADER_NOT_AVAILABLE as Kafka answers for a
+    // topic it just auto-created; clients ask again.
+    auto created = c ? std::nullopt : by_name(name);
+    const bool made = err.ok() || err.code == error_code::topic_already_exists;
+    resp.topics.push_back(created ? std::move(*created) : topic_error(made ? error_code::leader_not_available : err.code, name));
   }
   co_return resp;
 }

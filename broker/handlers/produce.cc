@@ -67,6 +67,10 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         pr.error_code = error_code::invalid_required_acks;
       } else if (!p) {
         pr.error_code = missing_partition_error(t, pd.index);
+      } else if (t->internal) {
+        // Only the broker writes its internal topics (Kafka: InvalidTopicException for a client's append).
+        pr.error_code = error_code::invalid_topic_exception;
+        pr.error_message = "Cannot append to internal topic " + td.name;
       } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
         pr.error_code = error_code::invalid_record;
         pr.error_message = "Produce request has no record batches";

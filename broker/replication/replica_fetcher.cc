@@ -13,16 +13,6 @@ using namespace std::chrono_literals;
 namespace {
 constexpr int16_t fetch_version = 12;                    // topic names, flexible (KIP-482), leader epochs
 constexpr int16_t offset_for_leader_epoch_version = 4;  // replica_id, current leader epoch
-
-int32_t config_int(const broker_config& c, const char* key, int32_t fallback) {
-  auto it = c.values.find(key);
-  if (it == c.values.end()) return fallback;
-  try {
-    return std::stoi(it->second);
-  } catch (...) {
-    return fallback;
-  }
-}
 }  // namespace
 
 replica_fetcher::replica_fetcher(asio::any_io_executor executor, const broker_config& config, int32_t leader_id,
@@ -198,13 +188,13 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
   using response = protocol::fetch_response;
   request req;
   req.replica_id = config_.broker_id;
-  req.max_wait_ms = config_int(config_, "replica.fetch.wait.max.ms", 500);
-  req.min_bytes = config_int(config_, "replica.fetch.min.bytes", 1);
-  req.max_bytes = config_int(config_, "replica.fetch.response.max.bytes", 10 << 20);
+  req.max_wait_ms = static_cast<int32_t>(config_long(config_, "replica.fetch.wait.max.ms", 500));
+  req.min_bytes = static_cast<int32_t>(config_long(config_, "replica.fetch.min.bytes", 1));
+  req.max_bytes = static_cast<int32_t>(config_long(config_, "replica.fetch.response.max.bytes", 10 << 20));
   req.isolation_level = 0;
   req.session_id = 0;
   req.session_epoch = -1;
-  const int32_t partition_max = config_int(config_, "replica.fetch.max.bytes", 1 << 20);
+  const int32_t partition_max = static_cast<int32_t>(config_long(config_, "replica.fetch.max.bytes", 1 << 20));
   for (const auto& [k, e] : work) {
     if (e.needs_truncation) continue;
     if (req.topics.empty() || req.topics.back().topic != k.first) req.topics.push_back({k.first, {}, {}});

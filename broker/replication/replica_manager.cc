@@ -9,18 +9,6 @@ namespace sluice::broker {
 
 using namespace std::chrono_literals;
 
-namespace {
-int64_t config_long(const broker_config& c, const char* key, int64_t fallback) {
-  auto it = c.values.find(key);
-  if (it == c.values.end()) return fallback;
-  try {
-    return std::stoll(it->second);
-  } catch (...) {
-    return fallback;
-  }
-}
-}  // namespace
-
 replica_manager::replica_manager(const broker_config& config, coordination::cluster_view& view, topic_registry& topics,
                                  asio::any_io_executor executor, sluice::clock& clock)
     : config_(config), view_(view), topics_(topics), executor_(executor), clock_(clock),

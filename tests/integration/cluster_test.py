@@ -99,6 +99,16 @@ def check_spread_and_znodes(cluster, check):
     print("leaders per broker for 12 partitions RF 3:", dict(sorted(counts.items())))
     check.eq(sorted(counts.values()), [4, 4, 4], "leaders spread 4/4/4")
 
+    # A manual assignment over several brokers (CreateTopics assignments): the first replica leads.
+    from confluent_kafka.admin import NewTopic
+    client = admin(cluster)
+    client.create_topics([NewTopic("manual", replica_assignment=[[3, 1, 2], [2, 3, 1]])])["manual"].result(timeout=30)
+    manual = wait_until("leaders of the manually assigned topic",
+                        lambda: (lambda i: i if i and len(i) == 2 and all(v[0] >= 0 for v in i.values()) else None)(
+                            partition_info(cluster, "manual")), 60)
+    check.eq([manual[0][1], manual[1][1]], [[3, 1, 2], [2, 3, 1]], "replicas of a manually assigned topic")
+    check.eq([manual[0][0], manual[1][0]], [3, 2], "leaders of a manually assigned topic")
+
     zk = cluster.zk
     outputs = {}
     for path in ["/sluice/brokers/ids/1", "/sluice/controller", "/sluice/controller_epoch", "/sluice/cluster/id",

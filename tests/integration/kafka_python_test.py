@@ -129,6 +129,29 @@ def main(broker, check):
         check.eq(end[tp], len(per_partition[tp.partition]), "end offset of %s" % (tp,))
     consumer.close()
 
+    # Clients may not write the broker's internal topics (Kafka: INVALID_TOPIC_EXCEPTION).
+    from kafka.errors import InvalidTopicError
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=10000, **extra)
+    admin.list_consumer_groups()  # FindCoordinator created __consumer_offsets during the group consume above
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, retries=0, request_timeout_ms=10000, **extra)
+    try:
+        producer.send("__consumer_offsets", value=b"not a group record", partition=0).get(timeout=15)
+        check.true(False, "a client's produce to __consumer_offsets was accepted")
+    except InvalidTopicError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        check.true(False, "produce to __consumer_offsets: expected InvalidTopicError, got %r" % (e,))
+    producer.close(timeout=10)
+
+    # A second broker on the same log dir must refuse to start (Kafka's .lock file).
+    import subprocess
+    second = subprocess.run([broker.binary, "--override", "listeners=PLAINTEXT://127.0.0.1:%d" % h.pick_free_port(),
+                             "--override", "log.dirs=%s" % broker.data_dir], capture_output=True, timeout=30)
+    out = (second.stdout + second.stderr).decode("utf-8", "replace")
+    check.true(second.returncode != 0 and "another process is using this log directory" in out,
+               "second broker on the same log dir: exit %s, output %r" % (second.returncode, out[-300:]))
+
 
 if __name__ == "__main__":
     binary, _ = h.binary_from_args(__doc__)

@@ -493,5 +493,22 @@ TEST_F(CompressionTest, UncompressedHotPathIsUntouched) {
   EXPECT_TRUE(needs_record_validation(compression_codec::gzip, std::nullopt));
 }
 
+TEST_F(CompressionTest, UncompressedBatchWithMalformedRecordsIsRefused) {
+  // A right CRC over records that do not parse (a record length varint pointing past the batch): Kafka's
+  // in-place validation answers INVALID_RECORD; stored, it would stop every consumer at that offset.
+  auto l = open_log();
+  auto batch = plain_batch(1);
+  const std::vector<uint8_t> garbage = {0x7f, 0xff, 0xff, 0x0f, 'x', 'x'};
+  batch.resize(record_batch_header_size);
+  batch.insert(batch.end(), garbage.begin(), garbage.end());
+  detail::store_be<int32_t>(batch.data() + batch_field::batch_length, static_cast<int32_t>(batch.size() - log_overhead));
+  recompute_crc(batch);
+  ASSERT_TRUE(validate_record_batch(batch).ok());  // header and CRC are fine
+  auto r = l->append(batch, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(code_of(r.err()), errc::invalid_record);
+  EXPECT_EQ(l->log_end_offset(), 0);
+}
+
 }  // namespace
 }  // namespace sluice::storage
