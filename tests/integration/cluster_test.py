@@ -102,7 +102,7 @@ def check_spread_and_znodes(cluster, check):
     # A manual assignment over several brokers (CreateTopics assignments): the first replica leads.
     from confluent_kafka.admin import NewTopic
     client = admin(cluster)
-    client.create_topics([NewTopic("manual", replica_assignment=[[3, 1, 2], [2, 3, 1]])])["manual"].result(timeout=30)
+    client.create_topics([NewTopic("manual", 2, replica_assignment=[[3, 1, 2], [2, 3, 1]])])["manual"].result(timeout=30)
     manual = wait_until("leaders of the manually assigned topic",
                         lambda: (lambda i: i if i and len(i) == 2 and all(v[0] >= 0 for v in i.values()) else None)(
                             partition_info(cluster, "manual")), 60)
