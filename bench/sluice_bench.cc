@@ -479,6 +479,7 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
   lat.reserve(static_cast<size_t>(total));
   std::atomic<bool> stop{false};
   std::atomic<long> received{0};
+  std::atomic<int> eofs{0};
   std::string cerror;
   std::thread consumer([&] {
     while (!stop.load()) {
@@ -493,19 +494,39 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
           std::memcpy(&sent, m->payload, 8);
           lat.push_back(now - sent);
           received.fetch_add(1);
-        } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && cerror.empty()) {
+        } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          eofs.fetch_add(1);
+        } else if (m->err && cerror.empty()) {
           cerror = rd_kafka_message_errstr(m);
         }
         rd_kafka_message_destroy(m);
       }
     }
   });
-  // Give the consumer its first fetch round trip before sending.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Start measuring once the consumer has fetched every partition (a partition EOF each: its metadata
+  // and first Fetch went through) and the producer knows every leader. In a cluster a fresh topic
+  // reaches the other brokers' metadata a little later than CreateTopics answers; a client that asks
+  // one of them first backs off (~500 ms in librdkafka), which is not what this mode measures.
+  auto tready = steady::now();
+  while (eofs.load() < o.partitions && seconds_since(tready) < 15)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
   dr_state st;
   rd_kafka_t* rk = make_producer(o, t, &st);
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  while (seconds_since(tready) < 15) {
+    const rd_kafka_metadata_t* md = nullptr;
+    bool ready = false;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR && md != nullptr) {
+      ready = md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt == o.partitions;
+      for (int p = 0; ready && p < md->topics[0].partition_cnt; ++p)
+        ready = md->topics[0].partitions[p].err == 0 && md->topics[0].partitions[p].leader >= 0;
+    }
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    if (ready) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   std::string payload = make_payload(std::max(o.size, 8));
   auto t0 = steady::now();
   const auto interval = std::chrono::duration<double>(1.0 / o.rate);
