@@ -43,17 +43,19 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
              "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
         valid = false;
       } else {
+        // The brokers are checked by topic_registry::create (registered, not twice, one replica count).
         spec.num_partitions = static_cast<int32_t>(ct.assignments.size());
         spec.replication_factor = static_cast<int16_t>(ct.assignments[0].broker_ids.size());
+        spec.assignments.emplace();
         for (size_t i = 0; i < ct.assignments.size() && valid; ++i) {
           const auto& a = ct.assignments[i];
-          bool ours = a.broker_ids.size() == 1 && a.broker_ids[0] == hc.config.broker_id;
-          if (a.partition_index != static_cast<int32_t>(i) || !ours) {
+          if (a.partition_index != static_cast<int32_t>(i)) {
             fail(error_code::invalid_replica_assignment,
                  "Replica assignment for partition " + std::to_string(a.partition_index) +
-                     " must name only this broker (" + std::to_string(hc.config.broker_id) + ") and partitions must be consecutive from 0");
+                     ": partitions must be consecutive from 0");
             valid = false;
           }
+          spec.assignments->push_back(a.broker_ids);
         }
       }
     } else {

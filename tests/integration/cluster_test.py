@@ -9,6 +9,8 @@ Checks (issue "Cluster mode on ZooKeeper", acceptance 1-4, and the idempotence i
  - acks=all Produce to 4 partitions in ONE request (hand-built, led by one broker): all answered NONE; with a
    follower frozen (SIGSTOP, still in the ISR) all 4 time out together after the request's one timeout, not
    one timeout per partition (Kafka's DelayedProduce covers the whole request);
+ - CreateTopics with a manual replica assignment naming other brokers (valid: created as given; an unregistered
+   broker: INVALID_REPLICA_ASSIGNMENT); OffsetCommit for a topic with no replica on the group's coordinator;
  - with min.insync.replicas=2: one follower stopped, acks=all still works; two stopped: NOT_ENOUGH_REPLICAS
    (kafka-python, retries=0); both restarted: they catch up and rejoin the ISR.
 Only loopback addresses; every wait is bounded. Exit 0 pass, 1 fail, 77 skipped.
@@ -317,6 +319,42 @@ def acks_all_one_deadline(cluster, check):
         len(v[2]) == 3 for v in i.values()))(partition_info(cluster, topic)), 60)
 
 
+def topics_not_hosted_here(cluster, check):
+    """A topic with one replica, on broker 1: commits for it reach coordinators that hold no replica of it
+    (Kafka answers from its metadata cache, which knows every topic)."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka.admin import NewTopic
+    client = admin(cluster)
+    bad = client.create_topics([NewTopic("bad-assign", replica_assignment=[[1, 99]])], operation_timeout=10)
+    try:
+        bad["bad-assign"].result(timeout=30)
+        check.true(False, "CreateTopics naming unregistered broker 99 succeeded")
+    except KafkaException as e:
+        check.eq(e.args[0].name(), "INVALID_REPLICA_ASSIGNMENT", "CreateTopics naming broker 99")
+    topic = "rf1-on-broker-1"
+    fs = client.create_topics([NewTopic(topic, replica_assignment=[[1]])], operation_timeout=10)
+    fs[topic].result(timeout=30)
+    info = wait_until("a leader for " + topic, lambda: (lambda i: i if i and i[0][0] == 1 else None)(
+        partition_info(cluster, topic)), 60)
+    check.eq(info[0][1], [1], "manual assignment [[1]] kept")
+    groups = ["not-hosted-%d" % i for i in range(12)]
+    for g in groups:
+        c = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": g, "enable.auto.commit": False})
+        try:
+            c.commit(offsets=[TopicPartition(topic, 0, 7)], asynchronous=False)
+            got = c.committed([TopicPartition(topic, 0)], timeout=10)[0]
+            check.eq((got.error, got.offset), (None, 7), "group %s: committed offset of %s" % (g, topic))
+        except KafkaException as e:
+            check.true(False, "group %s: commit for %s failed: %s" % (g, topic, e))
+        finally:
+            c.close()
+    offsets = partition_info(cluster, "__consumer_offsets") or {}
+    coordinators = {g: offsets.get((java_string_hash(g) & 0x7FFFFFFF) % max(1, len(offsets)), (-1,))[0] for g in groups}
+    print("coordinators of the commit groups:", coordinators)
+    check.true(any(c not in (1, -1) for c in coordinators.values()),
+               "some group is coordinated by a broker without a replica of " + topic)
+
+
 def java_string_hash(text):
     h = 0
     for ch in text:
@@ -384,6 +422,7 @@ def main():
         cluster.start()
         check_spread_and_znodes(cluster, check)
         acks_all_one_deadline(cluster, check)
+        topics_not_hosted_here(cluster, check)
         min_isr(cluster, check)
         failover_rounds(cluster, check, rounds)
         group_coordinator_failover(cluster, check)
