@@ -1,6 +1,7 @@
 // CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
 #include <map>
 
+#include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_config.h"
@@ -22,6 +23,7 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
   for (const auto& ct : req.topics) ++seen[ct.name];
 
   response resp;
+  std::vector<std::pair<std::string, int32_t>> created;  // cluster mode: waited for below
   for (const auto& ct : req.topics) {
     response::creatable_topic_result out;
     out.name = ct.name;
@@ -69,6 +71,7 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       auto err = hc.topics.create(spec, req.validate_only);
       if (!err.ok()) fail(err.code, err.message);
       else out.error_code = error_code::none;
+      if (err.ok() && !req.validate_only && hc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
     if (out.error_code == error_code::none) {
       out.num_partitions = spec.num_partitions;
@@ -96,6 +99,14 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       }
     }
     resp.topics.push_back(std::move(out));
+  }
+  if (!created.empty() && req.timeout_ms > 0) {
+    // Cluster mode: answer once the new topics have leaders here (see cluster_wait.h); on timeout the
+    // topics exist all the same and the answer is NONE.
+    auto wait_op = wait_for_snapshot(hc, rc, [created](const coordination::cluster_snapshot& s) {
+      return std::all_of(created.begin(), created.end(), [&](const auto& c) { return has_leaders(s, c.first, c.second); });
+    }, req.timeout_ms);
+    co_await std::move(wait_op);
   }
   co_return resp;
 }
