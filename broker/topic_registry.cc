@@ -327,12 +327,21 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
   std::set<int32_t> registered;
   int32_t old_count = 0;
   int32_t replication_factor = 1;
+  coordination::topic_assignment from_store;
   if (cluster_mode()) {
     cluster_now = cluster();
-    if (!cluster_now || !cluster_now->topics.contains(name))
-      return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
-    auto it = cluster_now->topics.find(name);
-    assigned = &it->second;
+    if (!cluster_now) return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+    if (auto it = cluster_now->topics.find(name); it != cluster_now->topics.end()) {
+      assigned = &it->second;
+    } else {
+      // Not in this broker's snapshot yet (created a moment ago, e.g. by a CreateTopics with timeout 0):
+      // read the store, as Kafka's ZooKeeper-mode CreatePartitions reads the assignment from ZooKeeper.
+      for (auto& a : store_.topics())
+        if (a.name == name) from_store = std::move(a);
+      if (from_store.name != name)
+        return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+      assigned = &from_store;
+    }
     old_count = assigned->partition_count();
     replication_factor = assigned->replicas.empty() ? 1 : static_cast<int32_t>(assigned->replicas[0].size());
     for (const auto& [id, b] : cluster_now->brokers) registered.insert(id);
