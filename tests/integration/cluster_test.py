@@ -298,7 +298,7 @@ def acks_all_one_deadline(cluster, check):
     from confluent_kafka.admin import NewTopic
     topic = "acks-all-multi"
     client = admin(cluster)
-    fs = client.create_topics([NewTopic(topic, replica_assignment=[[1, 2, 3]] * 4)], operation_timeout=10)
+    fs = client.create_topics([NewTopic(topic, 4, replica_assignment=[[1, 2, 3]] * 4)], operation_timeout=10)
     fs[topic].result(timeout=30)
     wait_until("broker 1 leads every partition of " + topic, lambda: (lambda i: i and len(i) == 4 and all(
         v[0] == 1 and len(v[2]) == 3 for v in i.values()))(partition_info(cluster, topic)), 60)
@@ -325,14 +325,14 @@ def topics_not_hosted_here(cluster, check):
     from confluent_kafka import Consumer, KafkaException, TopicPartition
     from confluent_kafka.admin import NewTopic
     client = admin(cluster)
-    bad = client.create_topics([NewTopic("bad-assign", replica_assignment=[[1, 99]])], operation_timeout=10)
+    bad = client.create_topics([NewTopic("bad-assign", 1, replica_assignment=[[1, 99]])], operation_timeout=10)
     try:
         bad["bad-assign"].result(timeout=30)
         check.true(False, "CreateTopics naming unregistered broker 99 succeeded")
     except KafkaException as e:
         check.eq(e.args[0].name(), "INVALID_REPLICA_ASSIGNMENT", "CreateTopics naming broker 99")
     topic = "rf1-on-broker-1"
-    fs = client.create_topics([NewTopic(topic, replica_assignment=[[1]])], operation_timeout=10)
+    fs = client.create_topics([NewTopic(topic, 1, replica_assignment=[[1]])], operation_timeout=10)
     fs[topic].result(timeout=30)
     info = wait_until("a leader for " + topic, lambda: (lambda i: i if i and i[0][0] == 1 else None)(
         partition_info(cluster, topic)), 60)
