@@ -13,7 +13,9 @@ Sets (bench/README.md explains each):
   latency   end-to-end latency at a fixed rate (100 B, 1 partition, acks 1 and -1)
   target    the project target: Sluice >= 1.5x the mock cluster's produce rate, 100 B records,
             4 partitions, acks=1 and acks=all; sluice and mock runs alternate, median of 3
-  cluster   the 3-broker cluster: skipped (it does not exist yet)
+  cluster   a ZooKeeper + 3 Sluice brokers, topics RF 3 with min.insync.replicas=2: produce-to-ack and
+            end-to-end latency with acks=all at moderate rates, produce/consume throughput
+            (--only cluster; not in the default run, it needs Debian's zookeeper package)
 
 Prints a markdown report (also written to --out). Loopback only; every process started here is
 stopped here by its PID. The machine (nproc, lscpu) and the load average around each set are
@@ -33,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-from sluice_harness import Broker, pick_free_port, port_accepts  # noqa: E402
+from sluice_harness import Broker, ZooKeeper, pick_free_port, port_accepts  # noqa: E402
 
 
 def load():
@@ -93,13 +95,77 @@ def fmt(v, unit=""):
     return str(v) + unit
 
 
+def latency_table(md, rows):
+    md.append("| target | RF | acks | rate/s | received | ack p50 ms | ack p99 ms | ack max ms "
+              "| e2e p50 ms | e2e p99 ms | e2e p99.9 ms | e2e max ms | load |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for x in rows:
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
+            x.get("label"), x.get("replication_factor", "-"), x.get("acks"), fmt(x.get("achieved_rate")),
+            fmt(x.get("received")), fmt(x.get("ack_p50_ms")), fmt(x.get("ack_p99_ms")), fmt(x.get("ack_max_ms")),
+            fmt(x.get("p50_ms")), fmt(x.get("p99_ms")), fmt(x.get("p99_9_ms")), fmt(x.get("max_ms")),
+            x.get("load"), (" error: " + x["error"]) if x.get("error") else ""))
+    md.append("")
+
+
+class Cluster:
+    """A ZooKeeper and `size` Sluice brokers on loopback ports, each its own data dir (stopped by PID)."""
+
+    def __init__(self, binary, size=3):
+        self.zk = ZooKeeper()
+        self.brokers = []
+        for i in range(1, size + 1):
+            self.brokers.append(Broker(binary, {
+                "broker.id": str(i),
+                "zookeeper.connect": self.zk.connect + "/sluice",
+                "zookeeper.session.timeout.ms": "10000",
+                "default.replication.factor": str(min(3, size)),
+                "offsets.topic.replication.factor": str(min(3, size)),
+            }))
+
+    @property
+    def bootstrap(self):
+        return ",".join(b.bootstrap for b in self.brokers)
+
+    def start(self):
+        self.zk.start()
+        for b in self.brokers:
+            b.start(ready_timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # bounded: every broker registered
+            out = subprocess.run([os.environ.get("KCAT", "kcat"), "-b", self.bootstrap, "-L", "-m", "5"],
+                                 capture_output=True, text=True, timeout=30).stdout
+            m = re.search(r"(\d+) brokers:", out)
+            if m and int(m.group(1)) >= len(self.brokers):
+                return
+            time.sleep(0.5)
+        raise RuntimeError("the cluster did not form within 60 s")
+
+    def rss_mib(self):
+        return [rss_kib(b.proc.pid) / 1024 for b in self.brokers if b.alive()]
+
+    def stop(self):
+        dead = [b.bootstrap for b in self.brokers if not b.alive()]
+        for b in self.brokers:
+            if b.alive():
+                b.stop()
+        for b in self.brokers:
+            b.close(failed=bool(dead))
+        self.zk.close(failed=bool(dead))
+        return dead
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--broker", default=os.path.join(REPO, "build", "broker", "sluice"))
     ap.add_argument("--bench-bin", default=os.path.join(REPO, "build", "bench", "sluice_bench"))
     ap.add_argument("--quick", action="store_true", help="smaller record counts")
-    ap.add_argument("--only", default="", help="comma list of sets: startup,idle_rss,matrix,latency,target")
+    ap.add_argument("--only", default="",
+                    help="comma list of sets: startup,idle_rss,matrix,latency,target,cluster")
+    ap.add_argument("--rates", default="1000,5000",
+                    help="cluster set: comma list of latency rates, records/s (default 1000,5000)")
+    ap.add_argument("--duration", type=float, default=0, help="latency runs: seconds of sending (default 5, 3 quick)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per side of the target comparison")
     ap.add_argument("--out", default="", help="also write the markdown report here")
     args = ap.parse_args()
@@ -108,6 +174,7 @@ def main():
             print("missing %s: %s (cmake --build build -j2 --target sluice sluice_bench)" % (what, path))
             return 2
     sets = [s for s in args.only.split(",") if s] or ["startup", "idle_rss", "matrix", "latency", "target"]
+    dur = str(args.duration or (3 if args.quick else 5))
     r = Runner(args)
     n100 = 100000 if args.quick else 300000
     n1k = 30000 if args.quick else 100000
@@ -204,8 +271,6 @@ def main():
         md.append("")
         md.append("Broker RSS after the matrix: %.1f MiB%s." % (rss / 1024, "" if alive else " (THE BROKER DIED)"))
         md.append("")
-        md.append("3-broker cluster: skipped, the cluster does not exist yet (single node only).")
-        md.append("")
 
     if "latency" in sets:
         print("# end-to-end latency", flush=True)
@@ -214,26 +279,19 @@ def main():
         lat = []
         for acks in ("1", "-1"):
             lat += r.bench(["--bootstrap", b.bootstrap, "--label", "sluice"],
-                           ["--mode", "latency", "--rate", "1000", "--duration", "3" if args.quick else "5",
+                           ["--mode", "latency", "--rate", "1000", "--duration", dur,
                             "--size", "100", "--acks", acks, "--partitions", "1", "-X", "linger.ms=0"])
         b.stop()
         b.close()
         for acks in ("1", "-1"):
             lat += r.bench(["--mock", "--label", "mock"],
-                           ["--mode", "latency", "--rate", "1000", "--duration", "3" if args.quick else "5",
+                           ["--mode", "latency", "--rate", "1000", "--duration", dur,
                             "--size", "100", "--acks", acks, "--partitions", "1", "-X", "linger.ms=0"])
         md.append("### End-to-end latency (producer send to consumer receipt, same process)")
         md.append("")
         md.append("100 B records, 1 partition, linger.ms=0, consumer fetch.wait.max.ms=100.")
         md.append("")
-        md.append("| target | acks | rate/s | received | p50 ms | p99 ms | p99.9 ms | max ms | load |")
-        md.append("|---|---|---|---|---|---|---|---|---|")
-        for x in lat:
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
-                x.get("label"), x.get("acks"), fmt(x.get("achieved_rate")), fmt(x.get("received")),
-                fmt(x.get("p50_ms")), fmt(x.get("p99_ms")), fmt(x.get("p99_9_ms")), fmt(x.get("max_ms")),
-                x.get("load"), (" error: " + x["error"]) if x.get("error") else ""))
-        md.append("")
+        latency_table(md, lat)
 
     if "target" in sets:
         print("# target: sluice vs mock, 100 B, 4 partitions", flush=True)
@@ -269,6 +327,55 @@ def main():
             else:
                 md.append("| %s | %s | %s | - | runs failed |" % (acks, s, m))
         md.append("")
+    if "cluster" in sets:
+        print("# 3-broker cluster (ZooKeeper), RF 3, min.insync.replicas=2", flush=True)
+        if not ZooKeeper.available():
+            md.append("3-broker cluster: skipped (no ZooKeeper: apt-get install zookeeper)")
+        else:
+            c = Cluster(args.broker)
+            try:
+                c.start()
+                rf3 = ["--replication-factor", "3", "--topic-config", "min.insync.replicas=2"]
+                lat = []
+                for rate in [x for x in args.rates.split(",") if x]:
+                    for acks in ("-1", "1"):
+                        lat += r.bench(["--bootstrap", c.bootstrap, "--label", "cluster"],
+                                       ["--mode", "latency", "--rate", rate, "--duration", dur, "--size", "100",
+                                        "--acks", acks, "--partitions", "1", "-X", "linger.ms=0"] + rf3)
+                thr = []
+                for size, n in ((100, n100), (1024, n1k)):
+                    for acks in ("-1", "1"):
+                        for parts in (4,) if size == 1024 else (1, 4):
+                            res = r.bench(["--bootstrap", c.bootstrap, "--label", "cluster"],
+                                          ["--mode", "produce,consume", "--records", str(n), "--size", str(size),
+                                           "--acks", acks, "--partitions", str(parts)] + rf3)
+                            thr.append((size, acks, parts, res))
+                rss = c.rss_mib()
+            finally:
+                dead = c.stop()
+            md.append("### 3-broker cluster: latency (RF 3, min.insync.replicas=2)")
+            md.append("")
+            md.append("ZooKeeper + 3 Sluice brokers on loopback (same 2 cores), bootstrap list of all three; 100 B "
+                      "records, 1 partition, linger.ms=0, consumer fetch.wait.max.ms=100. ack = send to delivery "
+                      "report (Produce response); e2e = send to consumer receipt (HW passed the record).")
+            md.append("")
+            latency_table(md, lat)
+            md.append("### 3-broker cluster: produce and consume (RF 3, min.insync.replicas=2)")
+            md.append("")
+            md.append("| record | acks | partitions | records | produce rec/s | produce MB/s | consume rec/s | consume MB/s | load |")
+            md.append("|---|---|---|---|---|---|---|---|---|")
+            for size, acks, parts, res in thr:
+                p = next((x for x in res if x.get("mode") == "produce"), {})
+                cc = next((x for x in res if x.get("mode") == "consume"), {})
+                err = p.get("error") or cc.get("error")
+                md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |%s" % (
+                    "100 B" if size == 100 else "1 KB", acks, parts, fmt(p.get("records")),
+                    fmt(p.get("records_per_s")), fmt(p.get("mb_per_s")), fmt(cc.get("records_per_s")),
+                    fmt(cc.get("mb_per_s")), p.get("load", "-"), (" error: " + err) if err else ""))
+            md.append("")
+            md.append("Broker RSS after the cluster set: %s MiB%s." % (
+                ", ".join("%.1f" % x for x in rss), (" (DIED: %s)" % ", ".join(dead)) if dead else ""))
+            md.append("")
     md.append("Load average at the end: %s." % load())
     text = "\n".join(md) + "\n"
     print()

@@ -59,6 +59,8 @@ struct options {
   std::string linger_ms;          // empty: librdkafka's default
   std::string compression = "none";
   int partitions = 1;
+  int replication_factor = 1;     // of the fresh topics
+  std::vector<std::pair<std::string, std::string>> topic_configs;  // --topic-config key=value
   double rate = 1000;             // latency mode: records/s
   double duration = 5;            // latency mode: seconds of sending
   double timeout = 60;            // bound on any one phase, seconds
@@ -77,6 +79,8 @@ struct options {
                "  --linger-ms L      producer linger.ms (default: librdkafka's, 5 in 2.0.2)\n"
                "  --compression C    none, gzip, snappy, lz4, zstd (default none)\n"
                "  --partitions P     partitions of the fresh topic (default 1)\n"
+               "  --replication-factor F  replication factor of the fresh topic (default 1)\n"
+               "  --topic-config k=v topic config of the fresh topic (repeatable), e.g. min.insync.replicas=2\n"
                "  --rate R           latency mode: records per second (default 1000)\n"
                "  --duration D       latency mode: seconds of sending (default 5)\n"
                "  --topic T          topic name (default: generated, fresh per mode)\n"
@@ -113,6 +117,13 @@ options parse(int argc, char** argv) {
     else if (a == "--linger-ms") o.linger_ms = need(i);
     else if (a == "--compression") o.compression = need(i);
     else if (a == "--partitions") o.partitions = std::stoi(need(i));
+    else if (a == "--replication-factor") o.replication_factor = std::stoi(need(i));
+    else if (a == "--topic-config") {
+      std::string kv = need(i);
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) usage(2);
+      o.topic_configs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
     else if (a == "--rate") o.rate = std::stod(need(i));
     else if (a == "--duration") o.duration = std::stod(need(i));
     else if (a == "--topic") o.topic = need(i);
@@ -174,10 +185,11 @@ struct target {
   target(const target&) = delete;
   target& operator=(const target&) = delete;
 
-  // A fresh topic with `partitions` partitions, replication factor 1.
+  // A fresh topic with `partitions` partitions, `replication_factor` replicas, `topic_configs`.
   void create_topic(const options& o, const std::string& topic) {
     if (mcluster != nullptr) {
-      auto e = rd_kafka_mock_topic_create(mcluster, topic.c_str(), o.partitions, 1);
+      auto e = rd_kafka_mock_topic_create(mcluster, topic.c_str(), o.partitions,
+                                          o.replication_factor);
       if (e) throw std::runtime_error("mock topic create: " + std::string(rd_kafka_err2str(e)));
       return;
     }
@@ -185,7 +197,10 @@ struct target {
     char err[512];
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
     if (rk == nullptr) throw std::runtime_error(std::string("rd_kafka_new: ") + err);
-    rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), o.partitions, 1, err, sizeof err);
+    rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), o.partitions, o.replication_factor,
+                                                    err, sizeof err);
+    if (nt == nullptr) throw std::runtime_error(std::string("NewTopic: ") + err);
+    for (auto& [k, v] : o.topic_configs) rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str());
     rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
     rd_kafka_AdminOptions_t* ao = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
     rd_kafka_AdminOptions_set_operation_timeout(ao, 10000, err, sizeof err);
@@ -221,6 +236,9 @@ struct target {
 
 struct dr_state {
   std::atomic<long> ok{0}, failed{0};
+  // latency mode: produce-to-ack times (ns) of records sent with their send time as msg_opaque;
+  // delivery reports run on the thread calling rd_kafka_poll/flush (the sending thread).
+  std::vector<int64_t> ack_lat;
   std::string first_error;
   steady::time_point last_dr{};
 };
@@ -231,6 +249,8 @@ void dr_cb(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     if (st->failed.fetch_add(1) == 0) st->first_error = rd_kafka_err2str(m->err);
   } else {
     st->ok.fetch_add(1);
+    if (m->_private != nullptr)
+      st->ack_lat.push_back(now_ns() - static_cast<int64_t>(reinterpret_cast<intptr_t>(m->_private)));
   }
   st->last_dr = steady::now();
 }
@@ -295,6 +315,7 @@ result common_fields(const options& o, const char* mode, const std::string& topi
   r.add("target", o.mock ? "mock(" + std::to_string(o.mock_brokers) + ")" : o.bootstrap);
   r.add("topic", topic);
   r.add("partitions", std::to_string(o.partitions));
+  r.add("replication_factor", std::to_string(o.replication_factor));
   r.add("size", std::to_string(o.size));
   r.add("acks", o.acks);
   r.add("linger_ms", o.linger_ms.empty() ? "default" : o.linger_ms);
@@ -458,6 +479,7 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
   lat.reserve(static_cast<size_t>(total));
   std::atomic<bool> stop{false};
   std::atomic<long> received{0};
+  std::atomic<int> eofs{0};
   std::string cerror;
   std::thread consumer([&] {
     while (!stop.load()) {
@@ -472,19 +494,39 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
           std::memcpy(&sent, m->payload, 8);
           lat.push_back(now - sent);
           received.fetch_add(1);
-        } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && cerror.empty()) {
+        } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+          eofs.fetch_add(1);
+        } else if (m->err && cerror.empty()) {
           cerror = rd_kafka_message_errstr(m);
         }
         rd_kafka_message_destroy(m);
       }
     }
   });
-  // Give the consumer its first fetch round trip before sending.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Start measuring once the consumer has fetched every partition (a partition EOF each: its metadata
+  // and first Fetch went through) and the producer knows every leader. In a cluster a fresh topic
+  // reaches the other brokers' metadata a little later than CreateTopics answers; a client that asks
+  // one of them first backs off (~500 ms in librdkafka), which is not what this mode measures.
+  auto tready = steady::now();
+  while (eofs.load() < o.partitions && seconds_since(tready) < 15)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
   dr_state st;
   rd_kafka_t* rk = make_producer(o, t, &st);
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  while (seconds_since(tready) < 15) {
+    const rd_kafka_metadata_t* md = nullptr;
+    bool ready = false;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR && md != nullptr) {
+      ready = md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt == o.partitions;
+      for (int p = 0; ready && p < md->topics[0].partition_cnt; ++p)
+        ready = md->topics[0].partitions[p].err == 0 && md->topics[0].partitions[p].leader >= 0;
+    }
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    if (ready) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   std::string payload = make_payload(std::max(o.size, 8));
   auto t0 = steady::now();
   const auto interval = std::chrono::duration<double>(1.0 / o.rate);
@@ -499,7 +541,8 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
     int64_t ts = now_ns();
     std::memcpy(payload.data(), &ts, 8);
     if (rd_kafka_produce(rkt, static_cast<int32_t>(i % o.partitions), RD_KAFKA_MSG_F_COPY,
-                         payload.data(), payload.size(), nullptr, 0, nullptr) == 0)
+                         payload.data(), payload.size(), nullptr, 0,
+                         reinterpret_cast<void*>(static_cast<intptr_t>(ts))) == 0)
       ++sent;
     if (seconds_since(t0) > o.timeout) break;
   }
@@ -533,6 +576,18 @@ bool run_latency(const options& o, target& t, const std::string& topic) {
   r.add("p99_ms", pct(0.99), 3);
   r.add("p99_9_ms", pct(0.999), 3);
   r.add("max_ms", s.empty() ? -1.0 : static_cast<double>(s.back()) / 1e6, 3);
+  // Produce-to-ack: send to delivery report (the broker's Produce response, acks as given).
+  std::vector<int64_t> a = st.ack_lat;
+  std::sort(a.begin(), a.end());
+  auto apct = [&](double q) -> double {
+    if (a.empty()) return -1;
+    size_t idx = static_cast<size_t>(q * static_cast<double>(a.size() - 1) + 0.5);
+    return static_cast<double>(a[std::min(idx, a.size() - 1)]) / 1e6;
+  };
+  r.add("ack_p50_ms", apct(0.50), 3);
+  r.add("ack_p99_ms", apct(0.99), 3);
+  r.add("ack_p99_9_ms", apct(0.999), 3);
+  r.add("ack_max_ms", a.empty() ? -1.0 : static_cast<double>(a.back()) / 1e6, 3);
   if (!cerror.empty()) r.add("error", cerror);
   else if (st.failed) r.add("error", st.first_error);
   else if (static_cast<long>(s.size()) < sent) r.add("error", "not all records received");

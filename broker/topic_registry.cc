@@ -92,12 +92,50 @@ std::vector<std::shared_ptr<const topic>> topic_registry::all() const {
   return out;
 }
 
+namespace {
+/// Kafka 4.0's ReplicationControlManager.validateManualPartitionAssignment: one partition's replica list
+/// must be non-empty, name registered brokers only, each once, and have `replication_factor` entries.
+std::optional<kafka_error> invalid_manual_assignment(const std::vector<int32_t>& brokers,
+                                                     const std::set<int32_t>& registered, int32_t replication_factor) {
+  if (brokers.empty())
+    return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
+  auto sorted = brokers;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (!registered.contains(sorted[i]))
+      return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes broker " +
+                                                                     std::to_string(sorted[i]) +
+                                                                     ", but no such broker is registered."};
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes the broker " +
+                                                                     std::to_string(sorted[i]) + " more than once."};
+  }
+  if (static_cast<int32_t>(sorted.size()) != replication_factor)
+    return kafka_error{error_code::invalid_replica_assignment,
+                       "The manual partition assignment includes a partition with " + std::to_string(sorted.size()) +
+                           " replica(s), but this is not consistent with previous partitions, which have " +
+                           std::to_string(replication_factor) + " replica(s)."};
+  return std::nullopt;
+}
+}  // namespace
+
 kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   if (auto reason = invalid_topic_name_reason(spec.name)) return {error_code::invalid_topic_exception, *reason};
   if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
   if (spec.replication_factor < 1)
     return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
   if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
+  if (spec.assignments) {
+    std::set<int32_t> registered;
+    if (cluster_mode()) {
+      if (auto c = cluster())
+        for (const auto& [id, b] : c->brokers) registered.insert(id);
+    } else {
+      registered.insert(config_.broker_id);
+    }
+    for (const auto& brokers : *spec.assignments)
+      if (auto bad = invalid_manual_assignment(brokers, registered, spec.replication_factor)) return *bad;
+  }
   if (cluster_mode()) return create_in_cluster(spec, validate_only);
   if (spec.replication_factor > 1)  // one live broker in the embedded single-node mode
     return {error_code::invalid_replication_factor,
@@ -167,17 +205,22 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
   if (c->topics.contains(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
   std::vector<coordination::broker_rack> live;
   for (const auto& [id, b] : c->brokers) live.push_back({id, b.rack});
-  auto replicas = spec.assignments ? result<std::vector<std::vector<int32_t>>>(*spec.assignments)
-                                   : coordination::assign_replicas(live, spec.num_partitions, spec.replication_factor);
-  if (!replicas)
-    return {error_code::invalid_replication_factor, "Replication factor: " + std::to_string(spec.replication_factor) +
-                                                        " larger than available brokers: " + std::to_string(live.size()) + "."};
+  std::vector<std::vector<int32_t>> chosen;
+  if (spec.assignments) {
+    chosen = *spec.assignments;  // validated by create()
+  } else {
+    auto replicas = coordination::assign_replicas(live, spec.num_partitions, spec.replication_factor);
+    if (!replicas)
+      return {error_code::invalid_replication_factor, "Replication factor: " + std::to_string(spec.replication_factor) +
+                                                          " larger than available brokers: " + std::to_string(live.size()) + "."};
+    chosen = std::move(*replicas);
+  }
   if (validate_only) return {};
   coordination::topic_assignment a;
   a.name = spec.name;
   a.id = coordination::random_topic_id();
   a.configs = spec.configs;
-  a.replicas = std::move(*replicas);
+  a.replicas = std::move(chosen);
   if (auto r = store_.create_topic(a); !r) return {from_coordination(r.err()), r.err().message};
   log::info("created topic {} with {} partitions, replication factor {}", spec.name, spec.num_partitions,
             spec.replication_factor);
@@ -193,9 +236,9 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
     auto next = std::make_shared<topic_map>();
     bool changed = false;
     for (const auto& [name, a] : snapshot.topics) {
-      bool hosted = false;
-      for (const auto& r : a.replicas) hosted = hosted || std::find(r.begin(), r.end(), self_id) != r.end();
-      if (!hosted) continue;
+      // Every topic of the cluster is published, also one with no replica here (all its partitions
+      // nullptr): OffsetCommit, DeleteTopics, AlterConfigs, DescribeConfigs, ... may reach any broker and
+      // must find it (Kafka answers them from its metadata cache, which holds every topic).
       auto it = current->find(name);
       std::shared_ptr<const topic> existing = it == current->end() ? nullptr : it->second;
       if (existing && existing->id != a.id) {
@@ -287,12 +330,21 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
   std::set<int32_t> registered;
   int32_t old_count = 0;
   int32_t replication_factor = 1;
+  coordination::topic_assignment from_store;
   if (cluster_mode()) {
     cluster_now = cluster();
-    if (!cluster_now || !cluster_now->topics.contains(name))
-      return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
-    auto it = cluster_now->topics.find(name);
-    assigned = &it->second;
+    if (!cluster_now) return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+    if (auto it = cluster_now->topics.find(name); it != cluster_now->topics.end()) {
+      assigned = &it->second;
+    } else {
+      // Not in this broker's snapshot yet (created a moment ago, e.g. by a CreateTopics with timeout 0):
+      // read the store, as Kafka's ZooKeeper-mode CreatePartitions reads the assignment from ZooKeeper.
+      for (auto& a : store_.topics())
+        if (a.name == name) from_store = std::move(a);
+      if (from_store.name != name)
+        return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
+      assigned = &from_store;
+    }
     old_count = assigned->partition_count();
     replication_factor = assigned->replicas.empty() ? 1 : static_cast<int32_t>(assigned->replicas[0].size());
     for (const auto& [id, b] : cluster_now->brokers) registered.insert(id);
@@ -319,27 +371,8 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
       return {error_code::invalid_replica_assignment,
               "Attempted to add " + std::to_string(additional) + " additional partition(s), but only " +
                   std::to_string(assignments->size()) + " assignment(s) were specified."};
-    for (const auto& brokers : *assignments) {  // ReplicationControlManager.validateManualPartitionAssignment
-      if (brokers.empty())
-        return {error_code::invalid_replica_assignment,
-                "The manual partition assignment includes an empty replica list."};
-      auto sorted = brokers;
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        if (!registered.contains(sorted[i]))
-          return {error_code::invalid_replica_assignment,
-                  "The manual partition assignment includes broker " + std::to_string(sorted[i]) +
-                      ", but no such broker is registered."};
-        if (i > 0 && sorted[i] == sorted[i - 1])
-          return {error_code::invalid_replica_assignment, "The manual partition assignment includes the broker " +
-                                                              std::to_string(sorted[i]) + " more than once."};
-      }
-      if (static_cast<int32_t>(sorted.size()) != replication_factor)
-        return {error_code::invalid_replica_assignment,
-                "The manual partition assignment includes a partition with " + std::to_string(sorted.size()) +
-                    " replica(s), but this is not consistent with previous partitions, which have " +
-                    std::to_string(replication_factor) + " replica(s)."};
-    }
+    for (const auto& brokers : *assignments)
+      if (auto bad = invalid_manual_assignment(brokers, registered, replication_factor)) return *bad;
     replicas = *assignments;
   } else if (assigned) {
     std::vector<coordination::broker_rack> live;

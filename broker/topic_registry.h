@@ -51,7 +51,9 @@ struct topic_spec {
   int32_t num_partitions = 1;
   int16_t replication_factor = 1;
   std::map<std::string, std::string> configs;
-  /// Manual replica assignment (CreateTopics' assignments), already validated: replicas of partition i.
+  /// A manual replica assignment (CreateTopics' Assignments): `assignments[p]` lists partition p's replicas,
+  /// the first the preferred leader. Every broker must be registered; num_partitions and
+  /// replication_factor then follow from it.
   std::optional<std::vector<std::vector<int32_t>>> assignments;
 };
 
@@ -67,8 +69,8 @@ class topic_registry {
   /// Opens the partitions of every topic in the store (creating missing log directories).
   result<void> load();
 
-  /// Cluster mode: the registry follows `snapshot` instead of the store. Every topic with a replica on
-  /// broker `self_id` is published with its partitions (nullptr where this broker holds no replica); new
+  /// Cluster mode: the registry follows `snapshot` instead of the store. Every topic of the cluster is
+  /// published with its partitions (nullptr where broker `self_id` holds no replica); new
   /// partition logs are created (as followers, offline until the replica manager applies their state);
   /// topics gone from the snapshot are dropped and their logs deleted. Create/remove/set_configs then
   /// only write the cluster store; the change comes back through the next snapshot.

@@ -2,6 +2,7 @@
 // replica assignment per new partition; validate_only checks without changing anything.
 #include <map>
 
+#include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -14,11 +15,12 @@ using response = protocol::create_partitions_response;
 // ControllerApis). TimeoutMs needs no wait here: the change is persisted and the logs are open before the
 // answer, so every accepted topic is complete when the response leaves (Kafka 4.0 answers after the
 // controller committed the records, too).
-task<response> create_partitions(handler_context& hc, request_context&, protocol::create_partitions_request& req) {
+task<response> create_partitions(handler_context& hc, request_context& rc, protocol::create_partitions_request& req) {
   std::map<std::string, int> seen;
   for (const auto& t : req.topics) ++seen[t.name];
 
   response resp;
+  std::vector<std::pair<std::string, int32_t>> grown;  // cluster mode: waited for below
   for (const auto& t : req.topics) {
     int& count = seen[t.name];
     if (count == 0) continue;  // a duplicate already answered
@@ -39,7 +41,15 @@ task<response> create_partitions(handler_context& hc, request_context&, protocol
     auto err = hc.topics.add_partitions(t.name, t.count, assignments, req.validate_only);
     out.error_code = err.code;
     if (!err.ok()) out.error_message = std::move(err.message);
+    else if (!req.validate_only && hc.topics.cluster_mode()) grown.emplace_back(t.name, t.count);
     resp.results.push_back(std::move(out));
+  }
+  if (!grown.empty() && req.timeout_ms > 0) {
+    // Cluster mode: answer once the new partitions have leaders here (see cluster_wait.h).
+    auto wait_op = wait_for_snapshot(hc, rc, [grown](const coordination::cluster_snapshot& s) {
+      return std::all_of(grown.begin(), grown.end(), [&](const auto& g) { return has_leaders(s, g.first, g.second); });
+    }, req.timeout_ms);
+    co_await std::move(wait_op);
   }
   co_return resp;
 }

@@ -1,9 +1,7 @@
 // CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
 #include <map>
 
-#include <set>
-
-#include "broker/handlers/cluster_view.h"
+#include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_config.h"
@@ -25,6 +23,7 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
   for (const auto& ct : req.topics) ++seen[ct.name];
 
   response resp;
+  std::vector<std::pair<std::string, int32_t>> created;  // cluster mode: waited for below
   for (const auto& ct : req.topics) {
     response::creatable_topic_result out;
     out.name = ct.name;
@@ -46,31 +45,20 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
              "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
         valid = false;
       } else {
+        // The brokers are checked by topic_registry::create (registered, not twice, one replica count).
         spec.num_partitions = static_cast<int32_t>(ct.assignments.size());
         spec.replication_factor = static_cast<int16_t>(ct.assignments[0].broker_ids.size());
-        // Manual assignment (Kafka's validateManualPartitionAssignment): partitions 0..n-1, each a non-empty
-        // list of distinct registered brokers (single node: this broker), all of the same size.
-        std::set<int32_t> registered;
-        for (const auto& b : live_brokers(hc)) registered.insert(b.id);
-        std::vector<std::vector<int32_t>> lists;
+        spec.assignments.emplace();
         for (size_t i = 0; i < ct.assignments.size() && valid; ++i) {
           const auto& a = ct.assignments[i];
-          std::set<int32_t> distinct(a.broker_ids.begin(), a.broker_ids.end());
-          std::string why;
-          if (a.partition_index != static_cast<int32_t>(i)) why = "partitions must be consecutive from 0";
-          else if (a.broker_ids.empty()) why = "the replica list is empty";
-          else if (distinct.size() != a.broker_ids.size()) why = "a broker is listed more than once";
-          else if (a.broker_ids.size() != static_cast<size_t>(spec.replication_factor)) why = "replica lists differ in size";
-          for (int32_t b : a.broker_ids)
-            if (why.empty() && !registered.contains(b)) why = "broker " + std::to_string(b) + " is not registered";
-          if (!why.empty()) {
+          if (a.partition_index != static_cast<int32_t>(i)) {
             fail(error_code::invalid_replica_assignment,
-                 "Invalid replica assignment for partition " + std::to_string(a.partition_index) + ": " + why);
+                 "Replica assignment for partition " + std::to_string(a.partition_index) +
+                     ": partitions must be consecutive from 0");
             valid = false;
           }
-          lists.push_back(a.broker_ids);
+          spec.assignments->push_back(a.broker_ids);
         }
-        if (valid) spec.assignments = std::move(lists);
       }
     } else {
       if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;
@@ -83,6 +71,7 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       auto err = hc.topics.create(spec, req.validate_only);
       if (!err.ok()) fail(err.code, err.message);
       else out.error_code = error_code::none;
+      if (err.ok() && !req.validate_only && hc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
     if (out.error_code == error_code::none) {
       out.num_partitions = spec.num_partitions;
@@ -110,6 +99,14 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       }
     }
     resp.topics.push_back(std::move(out));
+  }
+  if (!created.empty() && req.timeout_ms > 0) {
+    // Cluster mode: answer once the new topics have leaders here (see cluster_wait.h); on timeout the
+    // topics exist all the same and the answer is NONE.
+    auto wait_op = wait_for_snapshot(hc, rc, [created](const coordination::cluster_snapshot& s) {
+      return std::all_of(created.begin(), created.end(), [&](const auto& c) { return has_leaders(s, c.first, c.second); });
+    }, req.timeout_ms);
+    co_await std::move(wait_op);
   }
   co_return resp;
 }

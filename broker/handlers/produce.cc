@@ -19,11 +19,10 @@ using response = protocol::produce_response;
 namespace {
 
 /// Parks until the high watermark reaches `required` (every ISR member has the batches), leadership is
-/// lost (NOT_LEADER_OR_FOLLOWER) or `timeout_ms` passes (REQUEST_TIMED_OUT). Met with an ISR below
+/// lost (NOT_LEADER_OR_FOLLOWER) or `deadline` passes (REQUEST_TIMED_OUT). Met with an ISR below
 /// min.insync.replicas: NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset).
 task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<partition> p, uint64_t term, int64_t required,
-                                      int32_t min_isr, int32_t timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+                                      int32_t min_isr, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     if (!p->is_leader() || p->leadership_changes() != term) co_return error_code::not_leader_or_follower;
     if (p->high_watermark() >= required)
@@ -47,6 +46,18 @@ task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<parti
 task<std::optional<response>> produce(handler_context& hc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
+  // acks=-1: every partition is appended first, then the request waits for all of them under one
+  // deadline (Kafka's DelayedProduce covers the whole request with one timeout). Waiting partition by
+  // partition would delay the next partition's append by a replication round trip each.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.timeout_ms));
+  struct pending_ack {
+    size_t topic_index, partition_index;  // into resp
+    std::shared_ptr<partition> p;
+    uint64_t term;
+    int64_t required;
+    int32_t min_isr;
+  };
+  std::vector<pending_ack> pending;
   response resp;
   resp.responses.reserve(req.topic_data.size());
   for (auto& td : req.topic_data) {
@@ -91,14 +102,9 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
           if (!flushed) appended = flushed.err();
         }
         if (appended && acks == -1) {
-          // acks=all: wait until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
-          auto wait_op = wait_for_replication(rc, p, term, appended->last_offset + 1, min_isr, req.timeout_ms);
-          auto waited = co_await std::move(wait_op);  // not inside co_await: GCC 12
-          if (waited != error_code::none) {
-            pr.error_code = waited;
-            tr.partition_responses.push_back(std::move(pr));
-            continue;
-          }
+          // acks=all: waited for below, once every partition of the request is appended.
+          pending.push_back({resp.responses.size(), tr.partition_responses.size(), p, term,
+                             appended->last_offset + 1, min_isr});
         }
         if (appended) {
           pr.error_code = error_code::none;
@@ -114,6 +120,18 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
       tr.partition_responses.push_back(std::move(pr));
     }
     resp.responses.push_back(std::move(tr));
+  }
+  for (auto& w : pending) {
+    // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
+    auto wait_op = wait_for_replication(rc, w.p, w.term, w.required, w.min_isr, deadline);
+    auto waited = co_await std::move(wait_op);  // not inside co_await: GCC 12
+    if (waited != error_code::none) {
+      auto& pr = resp.responses[w.topic_index].partition_responses[w.partition_index];
+      pr.error_code = waited;
+      pr.base_offset = -1;
+      pr.log_append_time_ms = -1;
+      pr.log_start_offset = -1;
+    }
   }
   if (req.acks == 0) co_return std::nullopt;
   // Test hook (broker/fault_injection.h): the batches are in the log, the client never learns it.

@@ -7,6 +7,8 @@ added when none exists), is built once into a cache folder outside the repositor
 
     # full run of the non-local tests, starting a Sluice node (two with the noautocreate scenario)
     /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice
+    # against a 3-broker cluster started here (a ZooKeeper + three nodes, replication factor 3)
+    /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --cluster 3
     # against a running broker
     /usr/bin/python3 compat/librdkafka/run_suite.py --bootstrap 127.0.0.1:9092
     # CI subset: the expectations file's `fast` tests
@@ -50,6 +52,8 @@ DEB_SRC_FILE = "/etc/apt/sources.list.d/sluice-deb-src.sources"
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SUMMARY_LINE = re.compile(r"^\|\s*(\S+)\s*\|\s*(DNS|SKIPPED|RUNNING|PASSED|FAILED)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
+# not_applicable.txt reasons starting with this are N/A on a single node only (run with --cluster 3).
+CLUSTER_ONLY_REASON = "needs a 3-broker cluster"
 FAIL_HEADER = re.compile(r'^### Test "([^"]+)" failed at (.*): ###$')
 
 
@@ -293,6 +297,27 @@ def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quic
     return results, note, secs, text
 
 
+def wait_for_cluster(bootstrap, count, timeout=60):
+    """Bounded wait until Metadata through the bootstrap list shows `count` brokers and a controller."""
+    try:
+        from confluent_kafka.admin import AdminClient
+    except ImportError:
+        time.sleep(5)
+        return
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5)
+            last = (len(md.brokers), md.controller_id)
+            if len(md.brokers) >= count and md.controller_id >= 0:
+                return
+        except Exception as e:  # noqa: BLE001 - not up yet
+            last = e
+        time.sleep(0.5)
+    raise RuntimeError("cluster of %d not formed within %d s (last: %r)" % (count, timeout, last))
+
+
 def last_lines(text, n=2):
     lines = [l.strip() for l in text.splitlines() if l.strip() and not l.startswith("|")]
     return " | ".join(lines[-n:])[:300]
@@ -304,6 +329,9 @@ def main():
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY", ""),
                     help="sluice executable: start single nodes for the run")
     ap.add_argument("--bootstrap", default="", help="test a running broker (default scenario only)")
+    ap.add_argument("--cluster", type=int, default=0, metavar="N",
+                    help="start a ZooKeeper and N Sluice brokers (cluster mode) per scenario instead of "
+                         "single nodes; topics get replication factor min(3, N)")
     ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
                                                        os.path.join(REPO, "build", "compat-cache")),
                     help="where the source is unpacked and built (never inside tracked files)")
@@ -371,7 +399,9 @@ def main():
     run_dir = os.path.join(args.cache, "runs", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(run_dir, exist_ok=True)
     log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s; runner mode %s; logs in %s"
-        % (RDKAFKA_VERSION, args.bootstrap or "a Sluice node started here", args.kafka_version,
+        % (RDKAFKA_VERSION, args.bootstrap or ("a %d-broker Sluice cluster started here" % args.cluster
+                                               if args.cluster else "a Sluice node started here"),
+           args.kafka_version,
            "-Q (quick)" if args.runner_quick else "full", run_dir))
 
     passed = failed = skipped = 0
@@ -395,7 +425,7 @@ def main():
     # Static skips first: N/A list, sockem, upstream known issues.
     runnable = []
     for t in selected:
-        if t.name in na:
+        if t.name in na and not (args.cluster >= 3 and na[t.name].startswith(CLUSTER_ONLY_REASON)):
             report(t.name, "N/A", ": " + na[t.name])
         elif "TEST_F_SOCKEM" in t.flags:
             report(t.name, "N/A", ": needs sockem (librdkafka's socket emulator: delays/drops by test)")
@@ -417,28 +447,76 @@ def main():
         groups[-1][1].append(t)
     groups.sort(key=lambda g: (g[0][0] != "default", g[0]))
 
-    brokers = {}
+    brokers = {}  # scenario -> list of Broker (one, or the cluster's N)
+    zookeepers = {}  # scenario -> ZooKeeper (cluster mode)
     conf_paths = {}
+
+    def stop_scenario(sc):
+        """Stops the nodes (and ZooKeeper) of one scenario; returns True when one had died or failed."""
+        bad_any = False
+        for b in brokers.pop(sc, []):
+            alive = b.alive()
+            try:
+                rc = b.stop() if alive else None
+            except RuntimeError as e:
+                rc = str(e)
+            bad = (not alive) or rc != 0
+            if bad:
+                log("# Sluice node %s (%s) %s; log kept in %s"
+                    % (b.bootstrap, sc, "had died" if not alive else "exited %s on SIGTERM" % rc, b.log_path))
+            bad_any = bad_any or bad
+            b.close(failed=bad or failed > 0)
+        zk = zookeepers.pop(sc, None)
+        if zk is not None:
+            zk.close(failed=bad_any)
+        return bad_any
 
     def bootstrap_for(scenario):
         if args.bootstrap:
             return args.bootstrap
         if scenario not in brokers:
-            from sluice_harness import Broker
+            from sluice_harness import Broker, ZooKeeper
             # librdkafka's scenarios/*.json: num_partitions 4. Everything else is left at the
             # broker's defaults, as trivup's server.properties template does (so
             # group.initial.rebalance.delay.ms is Kafka's 3000; --override to change it).
             overrides = {"num.partitions": 4}
+            if scenario == "noautocreate":
+                overrides["auto.create.topics.enable"] = "false"
+            if args.cluster:
+                # One scenario's cluster at a time (2 cores): the previous one is stopped first.
+                for sc in list(brokers):
+                    stop_scenario(sc)
+                zk = ZooKeeper()
+                zk.start()
+                zookeepers[scenario] = zk
+                rf = min(3, args.cluster)
+                overrides.update({"zookeeper.connect": zk.connect + "/sluice",
+                                  "zookeeper.session.timeout.ms": 10000,
+                                  "default.replication.factor": rf,
+                                  "offsets.topic.replication.factor": rf,
+                                  # a node restarted after a crash waits for its old session to expire
+                                  "sluice.zookeeper.registration.retry.ms": 15000})
             for kv in args.override:
                 k, _, v = kv.partition("=")
                 overrides[k] = v
-            if scenario == "noautocreate":
-                overrides["auto.create.topics.enable"] = "false"
-            b = Broker(args.broker, overrides)
-            b.start()
-            brokers[scenario] = b
-            log("# scenario %s: Sluice node on %s (data %s)" % (scenario, b.bootstrap, b.dir))
-        return brokers[scenario].bootstrap
+            nodes = []
+            for i in range(1, max(1, args.cluster) + 1):
+                o = dict(overrides)
+                if args.cluster:
+                    o["broker.id"] = i
+                b = Broker(args.broker, o)
+                nodes.append(b)
+            brokers[scenario] = nodes
+            for b in nodes:
+                b.start(ready_timeout=30)
+            if args.cluster:
+                wait_for_cluster(",".join(b.bootstrap for b in nodes), args.cluster)
+                log("# scenario %s: %d Sluice brokers on %s (ZooKeeper %s; data %s)"
+                    % (scenario, len(nodes), ", ".join(b.bootstrap for b in nodes), zookeepers[scenario].connect,
+                       ", ".join(b.dir for b in nodes)))
+            else:
+                log("# scenario %s: Sluice node on %s (data %s)" % (scenario, nodes[0].bootstrap, nodes[0].dir))
+        return ",".join(b.bootstrap for b in brokers[scenario])
 
     try:
         for (scenario, number), tests in groups:
@@ -467,20 +545,16 @@ def main():
                            % (secs, note or "no result from the runner", last_lines(text)))
                 if outcome[t.name] == "FAIL" and args.verbose:
                     print(text[-4000:])
-            sb = brokers.get(scenario)
-            if sb is not None and not sb.alive():
-                log("# the Sluice node died during %s; restarting it (log: %s)" % (number, sb.log_path))
-                sb.proc = None
-                sb.start()
+            for sb in brokers.get(scenario, []):
+                if not sb.alive():
+                    log("# the Sluice node %s died during %s; restarting it (log: %s)"
+                        % (sb.bootstrap, number, sb.log_path))
+                    sb.keep = True
+                    sb.proc = None
+                    sb.start(ready_timeout=30)
     finally:
-        for sc, b in brokers.items():
-            alive = b.alive()
-            rc = b.stop() if alive else None
-            bad = (not alive) or rc != 0
-            if bad:
-                log("# Sluice node (%s) %s; log kept in %s"
-                    % (sc, "had died" if not alive else "exited %s on SIGTERM" % rc, b.log_path))
-            b.close(failed=bad or failed > 0)
+        for sc in list(brokers):
+            stop_scenario(sc)
 
     for name, tags in expectations.items():
         if name in outcome and outcome[name] != "PASS":

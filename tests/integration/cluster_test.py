@@ -6,6 +6,11 @@ Checks (issue "Cluster mode on ZooKeeper", acceptance 1-4, and the idempotence i
  - zkCli.sh shows Kafka's znodes with Kafka's JSON fields;
  - librdkafka (confluent-kafka), acks=all + idempotence, numbered records, while the leader is SIGKILLed
    and restarted, --rounds times: 0 acknowledged records lost, 0 duplicates, no gap; failover time printed;
+ - acks=all Produce to 4 partitions in ONE request (hand-built, led by one broker): all answered NONE; with a
+   follower frozen (SIGSTOP, still in the ISR) all 4 time out together after the request's one timeout, not
+   one timeout per partition (Kafka's DelayedProduce covers the whole request);
+ - CreateTopics with a manual replica assignment naming other brokers (valid: created as given; an unregistered
+   broker: INVALID_REPLICA_ASSIGNMENT); OffsetCommit for a topic with no replica on the group's coordinator;
  - with min.insync.replicas=2: one follower stopped, acks=all still works; two stopped: NOT_ENOUGH_REPLICAS
    (kafka-python, retries=0); both restarted: they catch up and rejoin the ISR.
 Only loopback addresses; every wait is bounded. Exit 0 pass, 1 fail, 77 skipped.
@@ -267,6 +272,99 @@ def min_isr(cluster, check):
     check.eq(produce_once(b"back"), None, "acks=all after the followers rejoined")
 
 
+def produce_wire(port, topic, partitions, acks, timeout_ms):
+    """One Produce v3 request with one record batch per partition; returns ({partition: error}, seconds)."""
+    import struct
+    from kafka_wire import Conn, nstring
+    from idempotence_wire_test import record_batch
+    body = nstring(None) + struct.pack(">hi", acks, timeout_ms) + struct.pack(">i", 1) + nstring(topic)
+    body += struct.pack(">i", len(partitions))
+    for p in partitions:
+        batch = record_batch([b"v%d" % p], -1, -1, -1)
+        body += struct.pack(">i", p) + struct.pack(">i", len(batch)) + batch
+    conn = Conn(port, "cluster-test-wire")
+    conn.sock.settimeout(timeout_ms / 1000.0 * len(partitions) + 30)
+    t0 = time.monotonic()
+    try:
+        resp = conn.request(0, 3, body)
+    finally:
+        conn.close()
+    secs = time.monotonic() - t0
+    pos = 4  # topics array count
+    nlen = struct.unpack(">h", resp[pos:pos + 2])[0]
+    pos += 2 + nlen
+    count = struct.unpack(">i", resp[pos:pos + 4])[0]
+    pos += 4
+    errors = {}
+    for _ in range(count):
+        index, err, _base, _ts = struct.unpack(">ihqq", resp[pos:pos + 22])
+        pos += 22
+        errors[index] = err
+    return errors, secs
+
+
+def acks_all_one_deadline(cluster, check):
+    import signal
+    from confluent_kafka.admin import NewTopic
+    topic = "acks-all-multi"
+    client = admin(cluster)
+    fs = client.create_topics([NewTopic(topic, 4, replica_assignment=[[1, 2, 3]] * 4)], operation_timeout=10)
+    fs[topic].result(timeout=30)
+    wait_until("broker 1 leads every partition of " + topic, lambda: (lambda i: i and len(i) == 4 and all(
+        v[0] == 1 and len(v[2]) == 3 for v in i.values()))(partition_info(cluster, topic)), 60)
+    port = cluster.brokers[1].port
+    errors, secs = produce_wire(port, topic, [0, 1, 2, 3], -1, 10000)
+    print("acks=all, 4 partitions in one request, all replicas up: %s in %.3f s" % (errors, secs))
+    check.eq(errors, {0: 0, 1: 0, 2: 0, 3: 0}, "acks=all 4-partition produce: every partition NONE")
+    frozen = cluster.brokers[3]
+    os.kill(frozen.proc.pid, signal.SIGSTOP)  # a follower still in the ISR that does not fetch
+    try:
+        errors, secs = produce_wire(port, topic, [0, 1, 2, 3], -1, 1000)
+    finally:
+        os.kill(frozen.proc.pid, signal.SIGCONT)
+    print("acks=all, 4 partitions in one request, follower 3 frozen: %s in %.3f s" % (errors, secs))
+    check.eq(errors, {0: 7, 1: 7, 2: 7, 3: 7}, "frozen follower: every partition REQUEST_TIMED_OUT")
+    check.true(0.9 <= secs < 2.5, "one timeout for the whole request (1 s), took %.3f s" % secs)
+    wait_until("follower 3 back in every ISR of " + topic, lambda: (lambda i: i and all(
+        len(v[2]) == 3 for v in i.values()))(partition_info(cluster, topic)), 60)
+
+
+def topics_not_hosted_here(cluster, check):
+    """A topic with one replica, on broker 1: commits for it reach coordinators that hold no replica of it
+    (Kafka answers from its metadata cache, which knows every topic)."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka.admin import NewTopic
+    client = admin(cluster)
+    bad = client.create_topics([NewTopic("bad-assign", 1, replica_assignment=[[1, 99]])], operation_timeout=10)
+    try:
+        bad["bad-assign"].result(timeout=30)
+        check.true(False, "CreateTopics naming unregistered broker 99 succeeded")
+    except KafkaException as e:
+        check.eq(e.args[0].name(), "INVALID_REPLICA_ASSIGNMENT", "CreateTopics naming broker 99")
+    topic = "rf1-on-broker-1"
+    fs = client.create_topics([NewTopic(topic, 1, replica_assignment=[[1]])], operation_timeout=10)
+    fs[topic].result(timeout=30)
+    info = wait_until("a leader for " + topic, lambda: (lambda i: i if i and i[0][0] == 1 else None)(
+        partition_info(cluster, topic)), 60)
+    check.eq(info[0][1], [1], "manual assignment [[1]] kept")
+    groups = ["not-hosted-%d" % i for i in range(12)]
+    for g in groups:
+        c = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": g, "enable.auto.commit": False})
+        try:
+            c.commit(offsets=[TopicPartition(topic, 0, 7)], asynchronous=False)
+            got = c.committed([TopicPartition(topic, 0)], timeout=10)[0]
+            check.eq((got.error, got.offset), (None, 7), "group %s: committed offset of %s" % (g, topic))
+        except KafkaException as e:
+            check.true(False, "group %s: commit for %s failed: %s" % (g, topic, e))
+        finally:
+            c.close()
+    offsets = partition_info(cluster, "__consumer_offsets") or {}
+    coordinators = {g: offsets.get((java_string_hash(g) & 0x7FFFFFFF) % max(1, len(offsets)), (-1,))[0] for g in groups}
+    print("coordinators of the commit groups:", coordinators)
+    check.true(any(c not in (1, -1) for c in coordinators.values()),
+               "some group is coordinated by a broker without a replica of " + topic)
+
+
 def java_string_hash(text):
     h = 0
     for ch in text:
@@ -333,6 +431,8 @@ def main():
         cluster = Cluster(binary, zk)
         cluster.start()
         check_spread_and_znodes(cluster, check)
+        acks_all_one_deadline(cluster, check)
+        topics_not_hosted_here(cluster, check)
         min_isr(cluster, check)
         failover_rounds(cluster, check, rounds)
         group_coordinator_failover(cluster, check)

@@ -1,0 +1,44 @@
+#pragma once
+// Cluster mode: waiting until this broker's cluster snapshot shows what an admin request just wrote.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+/// Waits (polling every 2 ms, at most `timeout_ms`) until this broker's cluster snapshot satisfies
+/// `ready`; returns whether it did. Kafka's ZooKeeper-mode controller answers CreateTopics and
+/// CreatePartitions with a positive timeout only once the new partitions have leaders in its metadata
+/// (DelayedCreatePartitions), so a client's next admin request to the same broker finds them (librdkafka's
+/// 0081_admin creates topics and grows them at once). Without it the answer leaves after the ZooKeeper
+/// write, before this broker's own watch has brought the topic back.
+inline task<bool> wait_for_snapshot(handler_context& hc, request_context& rc,
+                                    std::function<bool(const coordination::cluster_snapshot&)> ready, int32_t timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+  boost::asio::steady_timer timer(rc.executor);
+  for (;;) {
+    auto c = hc.topics.cluster();
+    if (c && ready(*c)) co_return true;
+    if (std::chrono::steady_clock::now() >= deadline) co_return false;
+    timer.expires_after(std::chrono::milliseconds(2));
+    auto op = timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));  // not inside co_await: GCC 12
+    co_await std::move(op);
+  }
+}
+
+/// True when `snapshot` has `topic` with at least `partitions` partitions, each with a leader.
+inline bool has_leaders(const coordination::cluster_snapshot& snapshot, const std::string& topic, int32_t partitions) {
+  auto it = snapshot.topics.find(topic);
+  if (it == snapshot.topics.end() || it->second.partition_count() < partitions) return false;
+  for (int32_t p = 0; p < partitions; ++p) {
+    const auto* st = snapshot.state(topic, p);
+    if (st == nullptr || st->leader < 0) return false;
+  }
+  return true;
+}
+
+}  // namespace sluice::broker::handlers
