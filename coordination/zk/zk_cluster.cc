@@ -522,19 +522,23 @@ void zk_cluster::subscribe(std::function<void(std::shared_ptr<const cluster_snap
   subscribers_.push_back(std::move(on_change));
 }
 
+void zk_cluster::forget_topics_except(const std::set<std::string>& present) {
+  for (auto it = topics_.begin(); it != topics_.end();) {
+    if (!present.contains(it->first)) {
+      states_.erase(it->first);
+      it = topics_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void zk_cluster::sync_all() {
   sync_brokers();
   sync_controller();
   if (auto names = read_children(kTopicsPath)) {
-    std::set<std::string> present(names->begin(), names->end());
-    for (auto it = topics_.begin(); it != topics_.end();) {
-      if (!present.contains(it->first)) {
-        states_.erase(it->first);
-        it = topics_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    const std::set<std::string> present(names->begin(), names->end());
+    forget_topics_except(present);
     for (const auto& n : present) load_topic(n);
   }
   sync_delete_markers();
@@ -585,15 +589,8 @@ void zk_cluster::sync_controller() {
 void zk_cluster::sync_topics() {
   auto names = read_children(kTopicsPath);
   if (!names) return;
-  std::set<std::string> present(names->begin(), names->end());
-  for (auto it = topics_.begin(); it != topics_.end();) {
-    if (!present.contains(it->first)) {
-      states_.erase(it->first);
-      it = topics_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  const std::set<std::string> present(names->begin(), names->end());
+  forget_topics_except(present);
   for (const auto& n : present)
     if (!topics_.contains(n)) load_topic(n);
 }

@@ -129,6 +129,7 @@ class zk_cluster final : public cluster_store, public cluster_view {
   void sync_brokers();
   void sync_controller();
   void sync_topics();
+  void forget_topics_except(const std::set<std::string>& present);  // drops topics (and states) not listed
   void load_topic(const std::string& name);
   void load_state(const std::string& topic, int32_t partition);
   void load_config(const std::string& topic);
