@@ -10,6 +10,14 @@
 
 namespace sluice::broker {
 
+namespace {
+// Parks a waiter; waiters of fetches that ended early (connection closed) are dropped now and then.
+void add_waiter(std::vector<std::weak_ptr<fetch_waiter>>& waiters, const std::shared_ptr<fetch_waiter>& waiter) {
+  if (waiters.size() >= 64) std::erase_if(waiters, [](const std::weak_ptr<fetch_waiter>& w) { return w.expired(); });
+  waiters.push_back(waiter);
+}
+}  // namespace
+
 void fetch_waiter::wake() {
   if (woken_.exchange(true, std::memory_order_acq_rel)) return;
   asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
@@ -191,8 +199,7 @@ void partition::park_follower(const std::shared_ptr<fetch_waiter>& waiter, int64
     waiter->wake();
     return;
   }
-  if (waiters_.size() >= 64) std::erase_if(waiters_, [](const std::weak_ptr<fetch_waiter>& w) { return w.expired(); });
-  waiters_.push_back(waiter);
+  add_waiter(waiters_, waiter);
 }
 
 namespace {
@@ -288,10 +295,7 @@ void partition::park(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset
     waiter->wake();
     return;
   }
-  if (waiters_.size() >= 64) {
-    std::erase_if(waiters_, [](const std::weak_ptr<fetch_waiter>& w) { return w.expired(); });
-  }
-  waiters_.push_back(waiter);
+  add_waiter(waiters_, waiter);
 }
 
 void partition::wake_waiters() {
