@@ -11,6 +11,8 @@ Sets (bench/README.md explains each):
   idle_rss  RSS of an idle node with one 100-partition topic (and of an empty node)
   matrix    produce + consume: 100 B and 1 KB records x acks 1 and -1 x 1 and 6 partitions
   latency   end-to-end latency at a fixed rate (100 B, 1 partition, acks 1 and -1)
+  consume   the consume target: librdkafka's consumer vs a raw Fetch client (fetch_capacity.py) on the
+            same log, with the CPU seconds of client and broker, to tell the broker's limit from the client's
   target    the project target: Sluice >= 1.5x the mock cluster's produce rate, 100 B records,
             4 partitions, acks=1 and acks=all; sluice and mock runs alternate, median of 3
   cluster   a ZooKeeper + 3 Sluice brokers, topics RF 3 with min.insync.replicas=2: produce-to-ack and
@@ -26,6 +28,7 @@ import json
 import os
 import platform
 import re
+import resource
 import socket
 import statistics
 import subprocess
@@ -85,6 +88,17 @@ class Runner:
         for r in res:
             r["load"] = load()
         return res
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, seconds (/proc/PID/stat fields 14 and 15)."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def fmt(v, unit=""):
@@ -162,7 +176,7 @@ def main():
     ap.add_argument("--bench-bin", default=os.path.join(REPO, "build", "bench", "sluice_bench"))
     ap.add_argument("--quick", action="store_true", help="smaller record counts")
     ap.add_argument("--only", default="",
-                    help="comma list of sets: startup,idle_rss,matrix,latency,target,cluster")
+                    help="comma list of sets: startup,idle_rss,matrix,consume,latency,target,cluster")
     ap.add_argument("--rates", default="1000,5000",
                     help="cluster set: comma list of latency rates, records/s (default 1000,5000)")
     ap.add_argument("--duration", type=float, default=0, help="latency runs: seconds of sending (default 5, 3 quick)")
@@ -173,7 +187,7 @@ def main():
         if not os.access(path, os.X_OK):
             print("missing %s: %s (cmake --build build -j2 --target sluice sluice_bench)" % (what, path))
             return 2
-    sets = [s for s in args.only.split(",") if s] or ["startup", "idle_rss", "matrix", "latency", "target"]
+    sets = [s for s in args.only.split(",") if s] or ["startup", "idle_rss", "matrix", "consume", "latency", "target"]
     dur = str(args.duration or (3 if args.quick else 5))
     r = Runner(args)
     n100 = 100000 if args.quick else 300000
@@ -271,6 +285,50 @@ def main():
         md.append("")
         md.append("Broker RSS after the matrix: %.1f MiB%s." % (rss / 1024, "" if alive else " (THE BROKER DIED)"))
         md.append("")
+
+    if "consume" in sets:
+        print("# consume: librdkafka's consumer vs a raw Fetch client, same log", flush=True)
+        b = Broker(args.broker)
+        b.start()
+        n = 1000000 if args.quick else 3000000
+        rows = []
+        for parts in (1, 4):
+            topic = "consume-%d" % parts
+            r.bench(["--bootstrap", b.bootstrap], ["--mode", "produce", "--topic", topic, "--records", str(n),
+                                                   "--size", "100", "--partitions", str(parts)])
+            for _ in range(2):
+                c0, b0 = children_cpu_seconds(), cpu_seconds(b.proc.pid)
+                res = r.bench(["--bootstrap", b.bootstrap], ["--mode", "consume", "--topic", topic,
+                                                             "--records", str(n), "--partitions", str(parts)])
+                c1, b1 = children_cpu_seconds(), cpu_seconds(b.proc.pid)
+                c = next((x for x in res if x.get("mode") == "consume"), {})
+                rows.append(("librdkafka consumer (sluice_bench)", parts, c.get("records"), c.get("records_per_s"),
+                             c.get("seconds"), c1 - c0, b1 - b0, c.get("error"), load()))
+                cmd = ["/usr/bin/python3", os.path.join(HERE, "fetch_capacity.py"), "--bootstrap", b.bootstrap,
+                       "--topic", topic, "--partitions", str(parts)]
+                c0, b0 = children_cpu_seconds(), cpu_seconds(b.proc.pid)
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+                c1, b1 = children_cpu_seconds(), cpu_seconds(b.proc.pid)
+                m = dict(kv.split("=", 1) for kv in p.stdout.split()[1:]) if p.returncode == 0 else {}
+                print("   " + (p.stdout.strip() or p.stderr.strip()), flush=True)
+                rows.append(("raw Fetch v4, 1 MiB per partition (fetch_capacity.py)", parts, m.get("records"),
+                             float(m["records_per_s"]) if m else None, m.get("seconds"), c1 - c0, b1 - b0,
+                             None if m else (p.stderr.strip() or "exit %d" % p.returncode), load()))
+        alive = b.alive()
+        if alive:
+            b.stop()
+        b.close()
+        md.append("### Consume: client limit vs broker limit (100 B records, single node)")
+        md.append("")
+        md.append("| reader | partitions | records | rec/s | seconds | reader CPU s | broker CPU s | load |")
+        md.append("|---|---|---|---|---|---|---|---|")
+        for who, parts, recs, rate, secs, ccpu, bcpu, err, ld in rows:
+            md.append("| %s | %d | %s | %s | %s | %.2f | %.2f | %s |%s" % (
+                who, parts, fmt(recs), fmt(rate), secs or "-", ccpu, bcpu, ld, (" error: " + err) if err else ""))
+        md.append("")
+        if not alive:
+            md.append("THE BROKER DIED during the consume set.")
+            md.append("")
 
     if "latency" in sets:
         print("# end-to-end latency", flush=True)
