@@ -4,6 +4,7 @@
 
 #include "base/logging.h"
 #include "broker/groups/partition_for_group.h"
+#include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "storage/record_batch.h"
 
@@ -11,10 +12,38 @@ namespace sluice::broker {
 
 namespace {
 
+/// Until every ISR member has the records: the high watermark reaches `required`. Kafka appends group
+/// metadata and offsets with offsets.commit.required.acks=-1 and offsets.commit.timeout.ms, so a commit
+/// acknowledged by a coordinator survives its failover. Runs on p's strand; `done` gets NONE,
+/// NOT_ENOUGH_REPLICAS_AFTER_APPEND (ISR shrank below min.insync.replicas meanwhile),
+/// NOT_LEADER_OR_FOLLOWER (leadership moved) or REQUEST_TIMED_OUT.
+void await_replication(std::shared_ptr<partition> p, uint64_t term, int64_t required, int32_t min_isr,
+                       std::chrono::steady_clock::time_point deadline, std::function<void(groups::group_error)> done) {
+  using groups::group_error;
+  if (!p->is_leader() || p->leadership_changes() != term) return done(group_error::not_leader_or_follower);
+  if (p->high_watermark() >= required)
+    return done(p->isr_size() < min_isr ? group_error::not_enough_replicas_after_append : group_error::none);
+  if (std::chrono::steady_clock::now() >= deadline) return done(group_error::request_timed_out);
+  auto waiter = std::make_shared<fetch_waiter>(p->strand());
+  p->park(waiter, required - 1);
+  auto again = [p, term, required, min_isr, deadline, done = std::move(done), waiter](auto&&...) mutable {
+    await_replication(std::move(p), term, required, min_isr, deadline, std::move(done));
+  };
+  if (waiter->woken()) {
+    asio::post(p->strand(), std::move(again));
+    return;
+  }
+  waiter->timer().expires_at(deadline);
+  waiter->timer().async_wait(std::move(again));
+}
+
 /// groups::group_log over a __consumer_offsets partition. Called on the partition's strand only.
 class partition_log final : public groups::group_log {
  public:
-  partition_log(std::shared_ptr<partition> p, sluice::clock& clock) : part_(std::move(p)), clock_(clock) {}
+  partition_log(std::shared_ptr<partition> p, sluice::clock& clock, const broker_config& config,
+                const topic_registry& topics)
+      : part_(std::move(p)), clock_(clock), config_(config), topics_(topics),
+        commit_timeout_ms_(config_long(config, "offsets.commit.timeout.ms", 5000)) {}
 
   void append(std::vector<groups::group_record> records, std::function<void(groups::group_error)> done) override {
     storage::record_batch_builder builder;
@@ -26,18 +55,25 @@ class partition_log final : public groups::group_log {
       builder.add(key, value, now);
     }
     auto batch = builder.build();
-    auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()));
-    if (appended) {
-      done(groups::group_error::none);
-    } else {
+    auto t = topics_.find(consumer_offsets_topic);
+    const int32_t min_isr = topic_min_insync_replicas(config_, t ? t->configs : std::map<std::string, std::string>{});
+    const uint64_t term = part_->leadership_changes();
+    auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()), -1, min_isr);
+    if (!appended) {
       log::warn("groups: append to {}-{} failed: {}", part_->topic(), part_->index(), appended.err().message);
       done(static_cast<groups::group_error>(static_cast<int16_t>(from_storage(appended.err()))));
+      return;
     }
+    await_replication(part_, term, appended->last_offset + 1, min_isr,
+                      std::chrono::steady_clock::now() + std::chrono::milliseconds(commit_timeout_ms_), std::move(done));
   }
 
  private:
   std::shared_ptr<partition> part_;
   sluice::clock& clock_;
+  const broker_config& config_;
+  const topic_registry& topics_;
+  int64_t commit_timeout_ms_;
 };
 
 }  // namespace
@@ -116,7 +152,7 @@ void group_service::load_shards(const std::vector<std::shared_ptr<partition>>& p
     }
     auto s = std::make_shared<shard>();
     s->part = p;
-    s->log = std::make_unique<partition_log>(p, clock_);
+    s->log = std::make_unique<partition_log>(p, clock_, config_, topics_);
     s->coordinator = std::make_unique<groups::group_coordinator>(p->index(), group_config_, clock_, *s->log);
     s->timer = std::make_unique<asio::steady_timer>(p->strand());
     // Requests reaching a shard before its replay ran find it inactive (NOT_COORDINATOR: clients

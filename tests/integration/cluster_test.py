@@ -11,6 +11,8 @@ Checks (issue "Cluster mode on ZooKeeper", acceptance 1-4, and the idempotence i
    one timeout per partition (Kafka's DelayedProduce covers the whole request);
  - CreateTopics with a manual replica assignment naming other brokers (valid: created as given; an unregistered
    broker: INVALID_REPLICA_ASSIGNMENT); OffsetCommit for a topic with no replica on the group's coordinator;
+ - OffsetCommit waits for the ISR (offsets.commit.required.acks=-1): with both followers of the group's
+   __consumer_offsets partition frozen, the commit is answered only after the leader drops them from the ISR;
  - with min.insync.replicas=2: one follower stopped, acks=all still works; two stopped: NOT_ENOUGH_REPLICAS
    (kafka-python, retries=0); both restarted: they catch up and rejoin the ISR.
 Only loopback addresses; every wait is bounded. Exit 0 pass, 1 fail, 77 skipped.
@@ -329,6 +331,55 @@ def acks_all_one_deadline(cluster, check):
         len(v[2]) == 3 for v in i.values()))(partition_info(cluster, topic)), 60)
 
 
+def commit_wire(port, group, topic, offset):
+    """One OffsetCommit v2 as a simple consumer (generation -1); returns (error code, seconds)."""
+    import struct
+    from kafka_wire import Conn, nstring
+    body = nstring(group) + struct.pack(">i", -1) + nstring("") + struct.pack(">q", -1)
+    body += struct.pack(">i", 1) + nstring(topic) + struct.pack(">i", 1) + struct.pack(">iq", 0, offset) + nstring("")
+    conn = Conn(port, "cluster-test-commit")
+    conn.sock.settimeout(30)
+    t0 = time.monotonic()
+    try:
+        resp = conn.request(8, 2, body)
+    finally:
+        conn.close()
+    secs = time.monotonic() - t0
+    pos = 4
+    nlen = struct.unpack(">h", resp[pos:pos + 2])[0]
+    pos += 2 + nlen + 4
+    _index, err = struct.unpack(">ih", resp[pos:pos + 6])
+    return err, secs
+
+
+def commit_waits_for_isr(cluster, check):
+    """Kafka appends offsets with offsets.commit.required.acks=-1: a commit is answered once every ISR member
+    has it. With both followers of the group's __consumer_offsets partition frozen (SIGSTOP, still in the
+    ISR), the answer comes only after the leader drops them from the ISR (replica.lag.time.max.ms=3000)."""
+    import signal
+    offsets = wait_until("__consumer_offsets led by broker 1 with a full ISR", lambda: (lambda i: i and any(
+        v[0] == 1 and len(v[2]) == 3 for v in i.values()) and i)(partition_info(cluster, "__consumer_offsets")), 60)
+    group = next(g for g in ("isr-commit-%d" % n for n in range(1000))
+                 if (lambda v: v[0] == 1 and len(v[2]) == 3)(offsets[(java_string_hash(g) & 0x7FFFFFFF) % len(offsets)]))
+    port = cluster.brokers[1].port
+    err, secs = commit_wire(port, group, "spread", 1)
+    print("OffsetCommit of group %s to broker 1, full ISR: error %d in %.3f s" % (group, err, secs))
+    check.eq(err, 0, "commit with the full ISR: NONE")
+    frozen = [cluster.brokers[2], cluster.brokers[3]]
+    for b in frozen:
+        os.kill(b.proc.pid, signal.SIGSTOP)
+    try:
+        err, secs = commit_wire(port, group, "spread", 2)
+    finally:
+        for b in frozen:
+            os.kill(b.proc.pid, signal.SIGCONT)
+    print("OffsetCommit with both followers frozen: error %d in %.3f s" % (err, secs))
+    check.eq(err, 0, "commit with the followers frozen: NONE once the ISR shrank")
+    check.true(secs >= 2.0, "the commit waited for the ISR shrink (replica.lag.time.max.ms 3000), took %.3f s" % secs)
+    wait_until("brokers 2 and 3 back in every ISR of __consumer_offsets", lambda: (lambda i: i and all(
+        len(v[2]) == 3 for v in i.values()))(partition_info(cluster, "__consumer_offsets")), 60)
+
+
 def topics_not_hosted_here(cluster, check):
     """A topic with one replica, on broker 1: commits for it reach coordinators that hold no replica of it
     (Kafka answers from its metadata cache, which knows every topic)."""
@@ -433,6 +484,7 @@ def main():
         check_spread_and_znodes(cluster, check)
         acks_all_one_deadline(cluster, check)
         topics_not_hosted_here(cluster, check)
+        commit_waits_for_isr(cluster, check)
         min_isr(cluster, check)
         failover_rounds(cluster, check, rounds)
         group_coordinator_failover(cluster, check)
