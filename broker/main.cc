@@ -75,12 +75,12 @@ int main(int argc, char** argv) {
   auto* b = new broker::broker(std::move(*config));
   if (auto r = b->start(); !r) {
     log::error("start failed: {}", r.err().message);
-    spdlog::shutdown();
+    log::shutdown();
     return 1;
   }
   b->wait();
   b->close();
   log::info("stopped");
-  spdlog::shutdown();
+  log::shutdown();
   return 0;
 }

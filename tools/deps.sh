@@ -3,7 +3,7 @@
 SLUICE_PACKAGES=(
   g++ cmake ninja-build pkg-config python3
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
-  libspdlog-dev
+  libspdlog-dev libfmt-dev
   libgtest-dev librdkafka-dev kcat python3-kafka
   strace
   zookeeper libzookeeper-mt-dev
