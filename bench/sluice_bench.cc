@@ -9,7 +9,8 @@
 //   produce   N records of S bytes to a fresh topic of P partitions (record i -> partition i % P);
 //             time from the first produce call to the last delivery report.
 //   consume   produce (unmeasured unless --mode produce,consume) then read all N back with the
-//             legacy (group-less) consumer from the beginning of every partition.
+//             legacy (group-less) consumer from the beginning of every partition. With --topic and
+//             without produce: no fill, read the first N records of that existing topic (P partitions).
 //   latency   a consumer tails a fresh topic while a producer sends R records/s for D seconds; each
 //             value starts with the send time (steady clock, ns); latency = receive - send.
 //   create    only create --topic with --partitions partitions (setup for other probes).
@@ -83,7 +84,7 @@ struct options {
                "  --topic-config k=v topic config of the fresh topic (repeatable), e.g. min.insync.replicas=2\n"
                "  --rate R           latency mode: records per second (default 1000)\n"
                "  --duration D       latency mode: seconds of sending (default 5)\n"
-               "  --topic T          topic name (default: generated, fresh per mode)\n"
+               "  --topic T          topic name (default: generated, fresh per mode); consume alone reads it as is\n"
                "  --timeout SEC      bound on each phase (default 60)\n"
                "  --label TEXT       copied to the output\n"
                "  -X key=value       any librdkafka property, for all clients\n"
@@ -614,7 +615,9 @@ int main(int argc, char** argv) {
         t.create_topic(o, data_topic);
         ok = run_produce(o, t, data_topic) && ok;
       } else if (m == "consume") {
-        if (!has_produce) {
+        if (!has_produce && !o.topic.empty()) {
+          data_topic = o.topic;  // an existing topic: read it as it is
+        } else if (!has_produce) {
           // Unmeasured fill, then the measured read.
           data_topic = fresh_topic(o, "data");
           t.create_topic(o, data_topic);
