@@ -1,6 +1,7 @@
 // sluice: a Kafka-protocol broker. Usage: sluice [server.properties] [--config FILE] [--override key=value]...
 #include <boost/program_options.hpp>
 #include <csignal>
+#include <sys/resource.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -69,6 +70,14 @@ int main(int argc, char** argv) {
   // sendfile(2) to a socket the client closed raises SIGPIPE; the error is handled where it is returned.
   std::signal(SIGPIPE, SIG_IGN);
   log::init(config->log_level);
+  // Each partition holds three files open (.log, .index, .timeindex): raise the soft limit on open files to
+  // the hard one, as the JVM does for Kafka, so the limit is what the administrator set, not a login default.
+  if (struct rlimit rl; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    const rlim_t before = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) == 0)
+      log::info("open files limit raised from {} to {}", static_cast<uint64_t>(before), static_cast<uint64_t>(rl.rlim_cur));
+  }
   for (const auto& key : config->unknown_keys) log::warn("unknown config key '{}' ignored", key);
 
   // Never deleted: see broker's class comment.

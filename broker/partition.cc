@@ -206,11 +206,13 @@ namespace {
 // Walks the batch headers of a produce's Records without validating them (the log does that).
 bool has_control_batch(std::span<const uint8_t> batches) {
   size_t pos = 0;
-  while (batches.size() - pos >= static_cast<size_t>(storage::record_batch_header_size)) {
+  while (pos < batches.size() && batches.size() - pos >= static_cast<size_t>(storage::record_batch_header_size)) {
     auto h = storage::decode_record_batch_header(batches.data() + pos);
     if (h.is_control()) return true;
     if (h.batch_length <= 0) return false;
-    pos += static_cast<size_t>(storage::log_overhead) + static_cast<size_t>(h.batch_length);
+    const size_t next = static_cast<size_t>(storage::log_overhead) + static_cast<size_t>(h.batch_length);
+    if (next > batches.size() - pos) return false;  // a length past the end: the log's validation answers
+    pos += next;
   }
   return false;
 }

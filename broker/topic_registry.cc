@@ -43,10 +43,19 @@ std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topi
   const auto log_config = topic_log_config(*t);
   for (int32_t p = 0; p < a.partition_count(); ++p) {
     storage::log* log = mode == open_mode::existing_or_new ? logs_.get(a.name, p) : nullptr;
+    // log_manager::load opened every existing log with the broker defaults: the topic's overrides
+    // (max.message.bytes, segment.bytes, compression.type, flush.messages, ...) apply from here on.
+    if (log) log->update_config(log_config);
     if (!log) {
       auto created = logs_.create(a.name, p, log_config);
       if (!created) {
         err = {error_code::kafka_storage_error, created.err().message};
+        if (mode == open_mode::new_only) {
+          // A topic that could not be created leaves nothing behind: no directories, no open files.
+          for (const auto& made : t->partitions)
+            if (auto r = logs_.remove(a.name, made->index()); !r)
+              log::warn("cannot remove {}-{} of a failed creation: {}", a.name, made->index(), r.err().message);
+        }
         return nullptr;
       }
       log = *created;
@@ -124,6 +133,8 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
   if (spec.replication_factor < 1)
     return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
+  if (spec.num_partitions > 10000)  // QuorumController.MAX_PARTITIONS_PER_BATCH, as CreatePartitions
+    return {error_code::policy_violation, "Excessively large number of partitions per request."};
   if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
   if (spec.assignments) {
     std::set<int32_t> registered;
@@ -258,6 +269,7 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
         if (existing && p < static_cast<int32_t>(existing->partitions.size())) part = existing->partitions[static_cast<size_t>(p)];
         if (!part && std::find(r.begin(), r.end(), self_id) != r.end()) {
           storage::log* log = logs_.get(a.name, p);
+          if (log) log->update_config(log_config);  // loaded at start with the broker defaults
           if (!log) {
             auto created = logs_.create(a.name, p, log_config);
             if (!created) {

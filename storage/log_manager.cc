@@ -132,10 +132,20 @@ sluice::result<void> log_manager::remove(const std::string& topic, int32_t parti
   const auto dir = it->second.partition_log->dir();
   it->second.partition_log->close();
   logs_.erase(it);
-  const auto doomed = dir.parent_path() / (dir.filename().string() + "." + random_hex(32) + "-delete");
+  // Kafka's LocalLog.logDeleteDirName: "<topic>-<partition>.<32 hex>-delete", the topic cut so that the name
+  // fits a 255-byte file name (a 249-character topic would not fit otherwise, and its data would stay).
+  const std::string suffix = "-" + std::to_string(partition) + "." + random_hex(32) + "-delete";
+  const size_t prefix = std::min(topic.size(), size_t{255} - suffix.size());
+  const auto doomed = dir.parent_path() / (topic.substr(0, prefix) + suffix);
   std::error_code ec;
   std::filesystem::rename(dir, doomed, ec);
-  if (ec) return make_error(errc::io_error, "rename " + dir.string() + ": " + ec.message());
+  if (ec) {
+    // Deleted in place rather than left behind: a topic created again under this name must start empty.
+    sluice::log::warn("storage: rename {} for deletion failed ({}); deleting it in place", dir.string(), ec.message());
+    std::filesystem::remove_all(dir, ec);
+    if (ec) return make_error(errc::io_error, "delete " + dir.string() + ": " + ec.message());
+    return write_checkpoints_locked();
+  }
   std::filesystem::remove_all(doomed, ec);
   if (ec) return make_error(errc::io_error, "delete " + doomed.string() + ": " + ec.message());
   return write_checkpoints_locked();

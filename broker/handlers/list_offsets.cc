@@ -1,5 +1,9 @@
 // ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3, KIP-734), earliest-local (-4,
 // KIP-405) and by timestamp through the time index (KIP-79).
+#include <map>
+#include <string>
+#include <utility>
+
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
@@ -22,6 +26,12 @@ struct lookup {
 task<response> list_offsets(handler_context& hc, request_context& rc, protocol::list_offsets_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
+  // v1+: a partition named twice gets INVALID_REQUEST in both places (Kafka's duplicatePartitions), rather
+  // than two answers the client cannot tell apart.
+  std::map<std::pair<std::string, int32_t>, int> named;
+  if (version >= 1)
+    for (const auto& lt : req.topics)
+      for (const auto& lp : lt.partitions) ++named[{lt.name, lp.partition_index}];
   for (const auto& lt : req.topics) {
     response::list_offsets_topic_response tr;
     tr.name = lt.name;
@@ -32,6 +42,11 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
       pr.timestamp = -1;
       pr.offset = -1;
       pr.leader_epoch = -1;
+      if (version >= 1 && named[{lt.name, lp.partition_index}] > 1) {
+        pr.error_code = error_code::invalid_request;
+        tr.partitions.push_back(std::move(pr));
+        continue;
+      }
       auto p = partition_of(t, lp.partition_index);
       if (!p || !p->is_leader()) {
         pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, lp.partition_index);

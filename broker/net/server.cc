@@ -83,13 +83,25 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
 }
 
 asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
+  asio::steady_timer backoff(io_);
+  int64_t failures = 0;
   for (;;) {
     auto strand = asio::make_strand(io_);  // outside the co_await expression (GCC 12 temporaries)
     auto [ec, socket] = co_await acceptor.async_accept(strand, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-      log::warn("accept failed: {}", ec.message());
+      // Out of file descriptors (EMFILE/ENFILE) the pending connection stays queued and accept fails again
+      // at once: a tight retry loop burned a core and wrote millions of log lines. Back off 100 ms per
+      // failure and log the first and then every 100th.
+      if (failures++ % 100 == 0) log::warn("accept failed: {} ({} times so far; retrying every 100 ms)", ec.message(), failures);
+      backoff.expires_after(std::chrono::milliseconds(100));
+      auto wait = backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+      co_await std::move(wait);
       continue;
+    }
+    if (failures > 0) {
+      log::info("accepting connections again after {} failed accepts", failures);
+      failures = 0;
     }
     auto conn = std::make_shared<connection>(std::move(socket), context_);
     auto executor = conn->run_executor();

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "base/clock.h"
+#include "storage/errc.h"
 #include "storage/record_batch.h"
 
 namespace sluice::broker {
@@ -148,6 +149,29 @@ TEST_F(PartitionReplicationTest, FollowerTakesTheLeadersHighWatermarkCappedByIts
   EXPECT_EQ(p_->log_end_offset(), 1);
   EXPECT_EQ(p_->high_watermark(), 1);
   (*leader)->close();
+}
+
+// A breaker's packet: a 100-byte Records field whose first batch header claims batchLength 0x7fffffff. The
+// walk looking for control batches once read past the buffer (SIGSEGV); now the log's validation answers.
+TEST_F(PartitionReplicationTest, BatchLengthPastTheEndIsCorruptNotACrash) {
+  auto bytes = batch(1);
+  bytes.resize(100, 0);
+  const uint32_t huge = 0x7fffffff;
+  for (int i = 0; i < 4; ++i) bytes[8 + i] = static_cast<uint8_t>(huge >> (24 - 8 * i));
+  auto r = p_->append(bytes, 1, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.err().code, static_cast<int>(storage::errc::corrupt_message)) << r.err().message;
+  EXPECT_EQ(p_->log_end_offset(), 0);
+  // Another length that lands past the end after one whole batch.
+  auto two = batch(1);
+  const size_t first = two.size();
+  two.resize(first + 70, 0);
+  const uint32_t len = 0x1105668c;
+  for (int i = 0; i < 4; ++i) two[first + 8 + i] = static_cast<uint8_t>(len >> (24 - 8 * i));
+  two[first + 16] = 2;  // magic
+  auto r2 = p_->append(two, 1, 1);
+  EXPECT_FALSE(r2.ok());
+  EXPECT_EQ(p_->log_end_offset(), 0);
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 3. compression.type=gzip receiving snappy, compression.type=uncompressed receiving lz4: kafka-python reads
    both back (gzip / uncompressed are what it can decode without extra modules); stored codecs checked.
 4. kafka-python's own gzip producer into a producer topic: kcat reads it back.
-5. After a clean restart (recovery of the recompressed segment) kcat reads the zstd topic again.
+5. After a clean restart (recovery of the recompressed segment) kcat reads the zstd topic again, and the
+   topics' own configs still apply to the logs reopened at start: new gzip batches into the zstd topic are
+   stored zstd, and a 5000-byte record into a topic with max.message.bytes=2000 is refused
+   (MSG_SIZE_TOO_LARGE). A breaker found both silently back at the broker defaults after a restart.
 """
 import os
 import struct
@@ -187,10 +190,30 @@ def main(broker, check):
     check.eq(consume_kcat(broker, topic), expect(recs), "kcat reads kafka-python's gzip batches")
     check.eq(set(stored_codecs(broker, topic)), {"gzip"}, "codecs stored from kafka-python")
 
-    # 5. restart: the recompressed segment is recovered and served again.
+    # 5. restart: the recompressed segment is recovered and served again; topic configs still apply.
+    create_topic(broker, "cmp-max-bytes", {"max.message.bytes": "2000"})
+    check.eq(produce_big(broker, "cmp-max-bytes", 5000), "MSG_SIZE_TOO_LARGE", "5000 B into max.message.bytes=2000")
     check.eq(broker.stop(), 0, "exit status of SIGTERM stop")
     broker.start()
     check.eq(consume_kcat(broker, "cmp-topic-zstd"), expect(records("to-zstd")), "kcat reads zstd topic after restart")
+    produce_kcat(broker, check, "cmp-topic-zstd", "gzip", records("after-restart"))
+    codecs = stored_codecs(broker, "cmp-topic-zstd")
+    check.eq(set(codecs), {"zstd"}, "codecs stored in cmp-topic-zstd after a restart (sent gzip)")
+    check.eq(produce_big(broker, "cmp-max-bytes", 5000), "MSG_SIZE_TOO_LARGE",
+             "5000 B into max.message.bytes=2000 after a restart")
+    check.eq(produce_big(broker, "cmp-max-bytes", 500), "NO_ERROR", "500 B into max.message.bytes=2000 after a restart")
+
+
+def produce_big(broker, topic, size):
+    """One record of `size` bytes with confluent-kafka; returns the delivery error's name or NO_ERROR."""
+    from confluent_kafka import Producer
+    result = []
+    p = Producer({"bootstrap.servers": broker.bootstrap, "message.max.bytes": 1000000, "retries": 0,
+                  "message.timeout.ms": 15000})
+    p.produce(topic, value=b"x" * size, partition=0,
+              on_delivery=lambda err, msg: result.append(err.name() if err else "NO_ERROR"))
+    p.flush(20)
+    return result[0] if result else "NO_REPORT"
 
 
 if __name__ == "__main__":

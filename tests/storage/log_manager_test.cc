@@ -22,6 +22,32 @@ TEST(LogManager, ParsePartitionDir) {
   EXPECT_FALSE(log_manager::parse_partition_dir("orders-x1").has_value());
 }
 
+// Kafka's longest topic name (249 characters): "<name>-0.<32 hex>-delete" would be 292 bytes, past the
+// 255-byte file name limit; the rename failed and the data stayed, to reappear in a topic created again.
+TEST(LogManager, RemoveALogOfAMaximalTopicName) {
+  temp_dir tmp;
+  manual_clock clock;
+  const std::vector<std::filesystem::path> dirs{tmp.path() / "d1"};
+  const std::string topic(249, 'x');
+  {
+    log_manager m(dirs, log_config{}, clock);
+    ASSERT_TRUE(m.load().ok());
+    auto l = m.create(topic, 7, log_config{});
+    ASSERT_TRUE(l.ok()) << l.err().message;
+    auto batch = make_batch(3);
+    ASSERT_TRUE((*l)->append(batch, 0).ok());
+    auto removed = m.remove(topic, 7);
+    ASSERT_TRUE(removed.ok()) << removed.err().message;
+    EXPECT_FALSE(std::filesystem::exists(dirs[0] / (topic + "-7")));
+    auto again = m.create(topic, 7, log_config{});
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ((*again)->log_end_offset(), 0);
+  }
+  size_t left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dirs[0])) left += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(left, 1u);  // the new, empty log only
+}
+
 TEST(LogManager, CreateGetRemoveLoad) {
   temp_dir tmp;
   manual_clock clock;
