@@ -119,9 +119,22 @@ kafka_error group_service::ensure_topic() {
     topic_spec spec;
     spec.name = std::string(consumer_offsets_topic);
     spec.num_partitions = config_.offsets_topic_num_partitions;
-    int16_t live = 1;  // single node
-    if (auto c = topics_.cluster(); c && topics_.cluster_mode()) live = static_cast<int16_t>(std::max<size_t>(c->brokers.size(), 1));
-    spec.replication_factor = std::min<int16_t>(config_.offsets_topic_replication_factor, live);
+    // Single node: one replica whatever offsets.topic.replication.factor says (the embedded mode has one
+    // broker; Kafka would refuse forever). Cluster mode, as Kafka: not created until that many brokers are
+    // registered, so a cluster starting up does not get a __consumer_offsets with fewer replicas for good.
+    spec.replication_factor = 1;
+    if (auto c = topics_.cluster(); c && topics_.cluster_mode()) {
+      const auto live = static_cast<int16_t>(std::min<size_t>(c->brokers.size(), INT16_MAX));
+      if (live < config_.offsets_topic_replication_factor) {
+        const std::string why = "Number of alive brokers '" + std::to_string(live) +
+                                "' does not meet the required replication factor '" +
+                                std::to_string(config_.offsets_topic_replication_factor) +
+                                "' for the offsets topic (configured via 'offsets.topic.replication.factor')";
+        log::warn("groups: {}", why);
+        return {protocol::error_code::coordinator_not_available, why};
+      }
+      spec.replication_factor = config_.offsets_topic_replication_factor;
+    }
     spec.configs = {{"cleanup.policy", "compact"}};
     auto err = topics_.create(spec, false);
     if (!err.ok() && err.code != protocol::error_code::topic_already_exists) {
