@@ -187,13 +187,12 @@ std::optional<std::string> validate_topic_config(std::string_view name, std::str
   if (!key) return "Unknown topic config name: " + std::string(name);
   const std::string_view v = trim(value);
   switch (topic_config_type(name)) {
-    case 1:  // BOOLEAN
-      if (!one_of(v, {"true", "false"})) {
-        std::string lower(v);
-        for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        if (lower != "true" && lower != "false") return invalid(name, value, "Expected value to be either true or false");
-      }
+    case 1: {  // BOOLEAN: true or false in any case
+      std::string lower(v);
+      for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != "true" && lower != "false") return invalid(name, value, "Expected value to be either true or false");
       return std::nullopt;
+    }
     case 3:    // INT
     case 5: {  // LONG
       const bool is_int = topic_config_type(name) == 3;
