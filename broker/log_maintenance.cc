@@ -4,6 +4,7 @@
 
 #include "base/logging.h"
 #include "broker/call_on.h"
+#include "broker/topic_config.h"
 
 namespace sluice::broker {
 
@@ -13,10 +14,8 @@ namespace {
 
 int64_t topic_long(const topic& t, const char* key, int64_t fallback) {
   auto it = t.configs.find(key);
-  if (it == t.configs.end()) return fallback;
-  int64_t v = fallback;
-  std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  return v;
+  if (it == t.configs.end() || validate_topic_config(key, it->second)) return fallback;
+  return parse_config_long(it->second).value_or(fallback);
 }
 
 bool deletes_by_retention(const topic& t, const broker_config& config) {

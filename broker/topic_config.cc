@@ -1,7 +1,11 @@
 #include "broker/topic_config.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
+#include <climits>
+#include <vector>
 
 #include "storage/compression.h"
 
@@ -45,16 +49,83 @@ constexpr std::array<topic_config_key, 34> kKeys = {{
     {"message.downconversion.enable", "log.message.downconversion.enable", "true", false},
 }};
 
-bool is_integer(const std::string& text) {
-  int64_t n = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  return ec == std::errc() && ptr == text.data() + text.size();
+// Java's String.trim(): Kafka's ConfigDef trims every value before parsing it.
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && static_cast<unsigned char>(text.front()) <= ' ') text.remove_prefix(1);
+  while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.remove_suffix(1);
+  return text;
 }
 
-int64_t to_int(const std::string& text, int64_t fallback) {
-  int64_t n = fallback;
-  std::from_chars(text.data(), text.data() + text.size(), n);
-  return n;
+std::string invalid(std::string_view name, std::string_view value, std::string_view why) {
+  return "Invalid value " + std::string(value) + " for configuration " + std::string(name) + ": " + std::string(why);
+}
+
+bool one_of(std::string_view value, std::initializer_list<std::string_view> allowed) {
+  for (auto a : allowed)
+    if (value == a) return true;
+  return false;
+}
+
+/// The lower bound (Kafka's Range.atLeast) of a numeric topic key, from Kafka 3.x's LogConfig; nullopt when
+/// any value of its type is accepted (retention.bytes) or the key has its own check (compression levels).
+std::optional<int64_t> lower_bound(std::string_view name) {
+  struct bound {
+    std::string_view name;
+    int64_t min;
+  };
+  static constexpr std::array<bound, 18> kBounds = {{
+      {"segment.bytes", 14},  // LegacyRecord.RECORD_OVERHEAD_V0
+      {"segment.ms", 1},
+      {"segment.jitter.ms", 0},
+      {"segment.index.bytes", 4},
+      {"flush.messages", 1},
+      {"flush.ms", 0},
+      {"retention.ms", -1},
+      {"max.message.bytes", 0},
+      {"index.interval.bytes", 0},
+      {"file.delete.delay.ms", 0},
+      {"delete.retention.ms", 0},
+      {"min.compaction.lag.ms", 0},
+      {"max.compaction.lag.ms", 1},
+      {"min.insync.replicas", 1},
+      {"message.timestamp.before.max.ms", 0},
+      {"message.timestamp.after.max.ms", 0},
+      {"local.retention.ms", -2},
+      {"local.retention.bytes", -2},
+  }};
+  for (const auto& b : kBounds)
+    if (b.name == name) return b.min;
+  return std::nullopt;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  double d = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return d;
+}
+
+/// Splits a LIST value as Kafka's ConfigDef does: trimmed; empty means no items; else items separated by
+/// commas with any whitespace around them (an empty item is kept, and is then invalid).
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> out;
+  text = trim(text);
+  if (text.empty()) return out;
+  for (;;) {
+    auto comma = text.find(',');
+    out.push_back(trim(text.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::optional<int64_t> valid_long_override(const std::map<std::string, std::string>& overrides, const char* key) {
+  auto it = overrides.find(key);
+  if (it == overrides.end() || validate_topic_config(key, it->second)) return std::nullopt;
+  return parse_config_long(it->second);
 }
 
 }  // namespace
@@ -101,82 +172,130 @@ std::string topic_config_default(const broker_config& broker, const topic_config
   return std::string(key.default_value);
 }
 
-std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides) {
-  for (const auto& [name, value] : overrides) {
-    const auto* key = find_topic_config_key(name);
-    if (!key) return "Unknown topic config name: " + name;
-    if (key->is_long && !is_integer(value))
-      return "Invalid value " + value + " for configuration " + name + ": Not a number of type LONG";
-    auto one_of = [&](std::initializer_list<std::string_view> allowed) {
-      for (auto a : allowed)
-        if (value == a) return true;
-      return false;
-    };
-    if (name == "message.timestamp.type" && !one_of({"CreateTime", "LogAppendTime"}))
-      return "Invalid value " + value + " for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime";
-    if (name == "cleanup.policy" && !one_of({"delete", "compact", "compact,delete", "delete,compact"}))
-      return "Invalid value " + value + " for configuration cleanup.policy: String must be one of: compact, delete";
-    if (name == "compression.type" && !one_of({"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}))
-      return "Invalid value " + value + " for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer";
-    // KIP-390 level ranges (Kafka's CompressionType validators).
-    auto in_range = [&](int64_t lo, int64_t hi) {
-      const int64_t n = to_int(value, lo - 1);
-      return n >= lo && n <= hi;
-    };
-    if (name == "compression.gzip.level" && !(to_int(value, 0) == -1 || in_range(1, 9)))
-      return "Invalid value " + value + " for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1";
-    if (name == "compression.lz4.level" && !in_range(1, 17))
-      return "Invalid value " + value + " for configuration compression.lz4.level: Value must be between 1 and 17";
-    if (name == "compression.zstd.level" && !in_range(-131072, 22))
-      return "Invalid value " + value + " for configuration compression.zstd.level: Value must be between -131072 and 22";
+std::optional<int64_t> parse_config_long(std::string_view text) {
+  text = trim(text);
+  // Long.parseLong accepts one leading sign, '+' included; std::from_chars only '-'.
+  if (text.size() > 1 && text.front() == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+std::optional<std::string> validate_topic_config(std::string_view name, std::string_view value) {
+  const auto* key = find_topic_config_key(name);
+  if (!key) return "Unknown topic config name: " + std::string(name);
+  const std::string_view v = trim(value);
+  switch (topic_config_type(name)) {
+    case 1: {  // BOOLEAN: true or false in any case
+      std::string lower(v);
+      for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != "true" && lower != "false") return invalid(name, value, "Expected value to be either true or false");
+      return std::nullopt;
+    }
+    case 3:    // INT
+    case 5: {  // LONG
+      const bool is_int = topic_config_type(name) == 3;
+      auto n = parse_config_long(value);
+      if (!n || (is_int && (*n < INT32_MIN || *n > INT32_MAX)))
+        return invalid(name, value, is_int ? "Not a number of type INT" : "Not a number of type LONG");
+      if (auto min = lower_bound(name); min && *n < *min) return invalid(name, value, "Value must be at least " + std::to_string(*min));
+      // KIP-390 level ranges (Kafka's CompressionType validators).
+      if (name == "compression.gzip.level" && !(*n == -1 || (*n >= 1 && *n <= 9)))
+        return invalid(name, value, "Value must be between 1 and 9 or equal to -1");
+      if (name == "compression.lz4.level" && !(*n >= 1 && *n <= 17))
+        return invalid(name, value, "Value must be between 1 and 17");
+      if (name == "compression.zstd.level" && !(*n >= -131072 && *n <= 22))
+        return invalid(name, value, "Value must be between -131072 and 22");
+      return std::nullopt;
+    }
+    case 6: {  // DOUBLE: min.cleanable.dirty.ratio, Range.between(0, 1)
+      auto d = parse_double(value);
+      if (!d) return invalid(name, value, "Not a number of type DOUBLE");
+      if (*d < 0) return invalid(name, value, "Value must be at least 0");
+      if (*d > 1) return invalid(name, value, "Value must be no more than 1");
+      return std::nullopt;
+    }
+    case 7: {  // LIST
+      const auto items = split_list(value);
+      if (name == "cleanup.policy") {
+        for (auto item : items)
+          if (!one_of(item, {"compact", "delete"})) return invalid(name, item, "String must be one of: compact, delete");
+        return std::nullopt;
+      }
+      // The throttled replica lists (Kafka's ThrottledReplicaListValidator): "*" or partition:broker pairs.
+      if (items.size() == 1 && items[0] == "*") return std::nullopt;
+      for (auto item : items) {
+        const auto colon = item.find(':');
+        auto digits = [](std::string_view s) {
+          return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+        };
+        if (item.empty()) continue;
+        if (colon == std::string_view::npos || !digits(item.substr(0, colon)) || !digits(item.substr(colon + 1)))
+          return invalid(name, value,
+                         std::string(name) +
+                             " must be the literal '*' or a list of replicas in the following format: "
+                             "[partitionId]:[brokerId],[partitionId]:[brokerId],...");
+      }
+      return std::nullopt;
+    }
+    default:  // STRING
+      if (name == "message.timestamp.type" && !one_of(v, {"CreateTime", "LogAppendTime"}))
+        return invalid(name, value, "String must be one of: CreateTime, LogAppendTime");
+      if (name == "compression.type" && !one_of(v, {"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}))
+        return invalid(name, value, "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer");
+      return std::nullopt;
   }
+}
+
+std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides) {
+  for (const auto& [name, value] : overrides)
+    if (auto bad = validate_topic_config(name, value)) return bad;
   return std::nullopt;
 }
 
 storage::log_config make_log_config(const broker_config& broker, const std::map<std::string, std::string>& overrides) {
+  // Overrides were validated on their way in (validate_topic_configs); one that is not valid anyway (stored
+  // by an older version) is ignored here, so the log is never built from a value storage cannot take.
   storage::log_config c;
   c.segment_bytes = broker.log_segment_bytes;
   c.index_interval_bytes = broker.log_index_interval_bytes;
   c.max_message_bytes = broker.message_max_bytes;
   c.producer_id_expiration_ms = broker.producer_id_expiration_ms;  // a broker key in Kafka, not a topic key
-  if (auto it = overrides.find("segment.bytes"); it != overrides.end()) c.segment_bytes = to_int(it->second, c.segment_bytes);
-  if (auto it = overrides.find("index.interval.bytes"); it != overrides.end())
-    c.index_interval_bytes = static_cast<int32_t>(to_int(it->second, c.index_interval_bytes));
-  if (auto it = overrides.find("max.message.bytes"); it != overrides.end())
-    c.max_message_bytes = static_cast<int32_t>(to_int(it->second, c.max_message_bytes));
+  if (auto n = valid_long_override(overrides, "segment.bytes")) c.segment_bytes = *n;
+  if (auto n = valid_long_override(overrides, "index.interval.bytes")) c.index_interval_bytes = static_cast<int32_t>(*n);
+  if (auto n = valid_long_override(overrides, "max.message.bytes")) c.max_message_bytes = static_cast<int32_t>(*n);
   c.segment_ms = broker.log_roll_ms;
-  if (auto it = overrides.find("segment.ms"); it != overrides.end()) c.segment_ms = to_int(it->second, c.segment_ms);
+  if (auto n = valid_long_override(overrides, "segment.ms")) c.segment_ms = *n;
   c.flush_messages = broker.log_flush_interval_messages;
-  if (auto it = overrides.find("flush.messages"); it != overrides.end())
-    c.flush_messages = to_int(it->second, c.flush_messages);
+  if (auto n = valid_long_override(overrides, "flush.messages")) c.flush_messages = *n;
   c.flush_ms = broker.log_flush_interval_ms >= 0 ? broker.log_flush_interval_ms : INT64_MAX;
-  if (auto it = overrides.find("flush.ms"); it != overrides.end()) c.flush_ms = to_int(it->second, c.flush_ms);
-  std::string ts_type = broker.values.count("log.message.timestamp.type") ? broker.values.at("log.message.timestamp.type")
-                                                                          : "CreateTime";
-  if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) ts_type = it->second;
-  c.message_timestamp_type =
-      ts_type == "LogAppendTime" ? storage::timestamp_type::log_append_time : storage::timestamp_type::create_time;
-  // compression.type and the KIP-390 levels: the broker keys of the same names, then the topic's overrides.
-  auto value_of = [&](const char* key, const char* fallback) {
-    if (auto it = overrides.find(key); it != overrides.end()) return it->second;
-    if (auto it = broker.values.find(key); it != broker.values.end() && !it->second.empty()) return it->second;
+  if (auto n = valid_long_override(overrides, "flush.ms")) c.flush_ms = *n;
+  // String keys: the broker key of the same meaning, then a valid topic override (trimmed, as Kafka parses).
+  auto value_of = [&](const char* key, const char* broker_key, const char* fallback) {
+    if (auto it = overrides.find(key); it != overrides.end() && !validate_topic_config(key, it->second))
+      return std::string(trim(it->second));
+    if (auto it = broker.values.find(broker_key); it != broker.values.end() && !it->second.empty())
+      return std::string(trim(it->second));
     return std::string(fallback);
   };
-  c.compression_type = storage::parse_topic_compression_type(value_of("compression.type", "producer"));
-  c.compression_level.gzip = static_cast<int>(to_int(value_of("compression.gzip.level", "-1"), -1));
-  c.compression_level.lz4 = static_cast<int>(to_int(value_of("compression.lz4.level", "9"), 9));
-  c.compression_level.zstd = static_cast<int>(to_int(value_of("compression.zstd.level", "3"), 3));
+  c.message_timestamp_type = value_of("message.timestamp.type", "log.message.timestamp.type", "CreateTime") == "LogAppendTime"
+                                 ? storage::timestamp_type::log_append_time
+                                 : storage::timestamp_type::create_time;
+  // compression.type and the KIP-390 levels: the broker keys of the same names, then the topic's overrides.
+  c.compression_type = storage::parse_topic_compression_type(value_of("compression.type", "compression.type", "producer"));
+  auto level = [&](const char* key, int fallback) {
+    return static_cast<int>(parse_config_long(value_of(key, key, "")).value_or(fallback));
+  };
+  c.compression_level.gzip = level("compression.gzip.level", -1);
+  c.compression_level.lz4 = level("compression.lz4.level", 9);
+  c.compression_level.zstd = level("compression.zstd.level", 3);
   return c;
 }
 
 int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides) {
-  auto it = overrides.find("min.insync.replicas");
-  if (it == overrides.end()) return broker.min_insync_replicas;
-  try {
-    return std::max(1, std::stoi(it->second));
-  } catch (...) {
-    return broker.min_insync_replicas;
-  }
+  if (auto n = valid_long_override(overrides, "min.insync.replicas")) return static_cast<int32_t>(*n);
+  return broker.min_insync_replicas;
 }
 
 }  // namespace sluice::broker

@@ -32,9 +32,22 @@ int8_t topic_config_type(std::string_view name);
 /// Whether a key holds a list (IncrementalAlterConfigs APPEND/SUBTRACT apply only to these).
 bool topic_config_is_list(std::string_view name);
 
-/// Checks overrides given at CreateTopics/AlterConfigs: unknown keys and non-numeric values of numeric
-/// keys are errors (Kafka: INVALID_CONFIG) with a message naming the key.
+/// Checks one topic config value as Kafka's LogConfig does (Kafka 3.x bounds): the key must be known; the
+/// value (trimmed, as Kafka's ConfigDef parses it) must parse as the key's type (INT within 32 bits, LONG,
+/// DOUBLE, BOOLEAN true/false in any case, LIST) and pass the key's validator: Range.atLeast bounds
+/// (segment.bytes >= 14, segment.ms >= 1, retention.ms >= -1, max.message.bytes >= 0, min.insync.replicas
+/// >= 1, flush.messages >= 1, ...), min.cleanable.dirty.ratio in [0, 1], the allowed strings of
+/// cleanup.policy, compression.type and message.timestamp.type, the KIP-390 compression level ranges and
+/// the throttled replica lists. Returns Kafka's message ("Invalid value V for configuration K: ...") when
+/// invalid; every admin path answers INVALID_CONFIG with it.
+std::optional<std::string> validate_topic_config(std::string_view name, std::string_view value);
+
+/// validate_topic_config over a set of overrides: the first problem (CreateTopics, AlterConfigs,
+/// IncrementalAlterConfigs and their validate_only all go through this one check).
 std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides);
+
+/// A LONG config value as Java's Long.parseLong reads it after ConfigDef's trim; nullopt if not a number.
+std::optional<int64_t> parse_config_long(std::string_view text);
 
 /// min.insync.replicas of a topic: its override, else the broker's min.insync.replicas.
 int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides);

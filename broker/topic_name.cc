@@ -17,4 +17,13 @@ std::optional<std::string> invalid_topic_name_reason(std::string_view name) {
   return std::nullopt;
 }
 
+bool topic_names_collide(std::string_view a, std::string_view b) {
+  if (a == b || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] == '.' ? '_' : a[i], y = b[i] == '.' ? '_' : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
 }  // namespace sluice::broker

@@ -9,4 +9,8 @@ namespace sluice::broker {
 /// Returns the reason when invalid (Kafka answers INVALID_TOPIC_EXCEPTION with it).
 std::optional<std::string> invalid_topic_name_reason(std::string_view name);
 
+/// Kafka's Topic.hasCollision: two different names that become equal with every '.' replaced by '_' (metric
+/// names cannot tell them apart). Kafka refuses to create a topic colliding with an existing one.
+bool topic_names_collide(std::string_view a, std::string_view b);
+
 }  // namespace sluice::broker

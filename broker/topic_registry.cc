@@ -102,6 +102,13 @@ std::vector<std::shared_ptr<const topic>> topic_registry::all() const {
 }
 
 namespace {
+/// Kafka's collision rule (ReplicationControlManager.validateNewTopicNames): a new topic whose name equals an
+/// existing topic's once every '.' is replaced by '_' is INVALID_TOPIC_EXCEPTION.
+std::optional<kafka_error> collision_error(const std::string& name, const std::string& existing) {
+  if (!topic_names_collide(name, existing)) return std::nullopt;
+  return kafka_error{error_code::invalid_topic_exception, "Topic '" + name + "' collides with existing topic: " + existing};
+}
+
 /// Kafka 4.0's ReplicationControlManager.validateManualPartitionAssignment: one partition's replica list
 /// must be non-empty, name registered brokers only, each once, and have `replication_factor` entries.
 std::optional<kafka_error> invalid_manual_assignment(const std::vector<int32_t>& brokers,
@@ -154,6 +161,8 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
 
   std::lock_guard lock(change_mutex_);
   if (find(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
+  for (const auto& existing : all())
+    if (auto bad = collision_error(spec.name, existing->name)) return *bad;
   if (validate_only) return {};
 
   coordination::topic_assignment a;
@@ -214,6 +223,8 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
   auto c = cluster();
   if (!c || !c->registered) return {error_code::not_controller, "This broker is not registered with the cluster."};
   if (c->topics.contains(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
+  for (const auto& [existing, a] : c->topics)
+    if (auto bad = collision_error(spec.name, existing)) return *bad;
   std::vector<coordination::broker_rack> live;
   for (const auto& [id, b] : c->brokers) live.push_back({id, b.rack});
   std::vector<std::vector<int32_t>> chosen;

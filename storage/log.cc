@@ -48,8 +48,9 @@ sluice::result<std::unique_ptr<log>> log::open(std::filesystem::path dir, log_co
 
 sluice::result<std::unique_ptr<log>> log::open(std::filesystem::path dir, log_config config, sluice::clock& clock,
                                                log_recovery_state state) {
-  if (config.segment_bytes <= 0 || config.index_interval_bytes < 0 || config.max_message_bytes <= 0) {
-    return make_error(errc::invalid_argument, "log_config: sizes must be positive");
+  // max.message.bytes 0 is valid (Kafka: atLeast(0)): every batch is then too large.
+  if (config.segment_bytes <= 0 || config.index_interval_bytes < 0 || config.max_message_bytes < 0) {
+    return make_error(errc::invalid_argument, "log_config: segment size must be positive, other sizes not negative");
   }
   std::unique_ptr<log> l(new log(std::move(dir), config, clock));
   if (auto r = l->load(state); !r) {

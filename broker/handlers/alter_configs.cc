@@ -37,7 +37,9 @@ Result resource_error(int8_t type, const std::string& name, error_code code, std
   r.resource_type = type;
   r.resource_name = name;
   r.error_code = code;
+  // Kafka answers a null message with NONE (ApiError.NONE).
   if (code != error_code::none) r.error_message = std::move(message);
+  else r.error_message.reset();
   return r;
 }
 
@@ -53,9 +55,17 @@ task<protocol::alter_configs_response> alter_configs(handler_context& hc, reques
                                                       "Only topic configs can be altered; broker configs are static"));
       continue;
     }
-    std::map<std::string, std::string> overrides;
+    // Kafka's ConfigAdminManager refuses null values before anything else: INVALID_REQUEST.
+    std::string nulls;
     for (const auto& c : r.configs)
-      if (c.value.has_value()) overrides[c.name] = *c.value;
+      if (!c.value.has_value()) nulls += (nulls.empty() ? "" : ", ") + c.name;
+    if (!nulls.empty()) {
+      resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, error_code::invalid_request,
+                                                      "Null value not supported for : " + nulls));
+      continue;
+    }
+    std::map<std::string, std::string> overrides;
+    for (const auto& c : r.configs) overrides[c.name] = *c.value;
     auto err = hc.topics.set_configs(r.resource_name, overrides, req.validate_only);
     resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, err.code, err.message));
   }
@@ -70,6 +80,15 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     auto fail = [&](error_code code, std::string message) {
       resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, code, std::move(message)));
     };
+    // Kafka's ConfigAdminManager: a null value for any operation but DELETE is INVALID_REQUEST, checked
+    // before the resource itself.
+    std::string nulls;
+    for (const auto& c : r.configs)
+      if (c.config_operation != kDelete && !c.value.has_value()) nulls += (nulls.empty() ? "" : ", ") + c.name;
+    if (!nulls.empty()) {
+      fail(error_code::invalid_request, "Null value not supported for : " + nulls);
+      continue;
+    }
     if (r.resource_type != kTopicResource) {
       fail(error_code::invalid_request, "Only topic configs can be altered; broker configs are static");
       continue;

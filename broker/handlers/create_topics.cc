@@ -5,6 +5,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_config.h"
+#include "broker/topic_name.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -64,8 +65,15 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;
       if (spec.replication_factor == -1) spec.replication_factor = hc.config.default_replication_factor;
     }
-    for (const auto& c : ct.configs)
+    std::string nulls;  // Kafka: INVALID_CONFIG for null config values (once the name itself is valid)
+    for (const auto& c : ct.configs) {
       if (c.value.has_value()) spec.configs[c.name] = *c.value;
+      else nulls += (nulls.empty() ? "" : ",") + c.name;
+    }
+    if (valid && !nulls.empty() && !invalid_topic_name_reason(ct.name)) {
+      fail(error_code::invalid_config, "Null value not supported for topic configs: " + nulls);
+      valid = false;
+    }
 
     if (valid) {
       auto err = hc.topics.create(spec, req.validate_only);

@@ -14,6 +14,15 @@
    one, with its advertised port, rack null), ClusterAuthorizedOperations INT32_MIN unless asked for (then
    Kafka's CLUSTER operations bit field with no authorizer), v1 EndpointType 1. Endpoint type 2 (controllers)
    answers MISMATCHED_ENDPOINT_TYPE (114), an unknown type UNSUPPORTED_ENDPOINT_TYPE (115).
+4. Topic config validation as Kafka's LogConfig, with confluent-kafka-python's AdminClient (CreateTopics,
+   AlterConfigs, DescribeConfigs) and a hand-built IncrementalAlterConfigs v0: CreateTopics with
+   segment.bytes=13 (also validate_only) and retention.ms=-2 is INVALID_CONFIG (40) naming the key; AlterConfigs
+   min.insync.replicas=0 (and max.message.bytes=-1, segment.bytes=0, retention.ms=-7) is INVALID_CONFIG and the
+   topic keeps its old values (DescribeConfigs); IncrementalAlterConfigs index.interval.bytes=-5 and
+   segment.ms=-1 are INVALID_CONFIG, a SET with a null value INVALID_REQUEST (42), max.message.bytes=0 is
+   accepted; a topic created with max.message.bytes=0 exists and refuses every batch with MESSAGE_TOO_LARGE.
+5. Colliding names: `a.b_c` exists, so CreateTopics `a_b.c` is INVALID_TOPIC_EXCEPTION (17) "Topic 'a_b.c'
+   collides with existing topic: a.b_c" (also validate_only), and Metadata does not auto-create it (17 too).
 """
 import struct
 import time
@@ -28,12 +37,20 @@ try:
 except ImportError as e:  # pragma: no cover
     print("SKIPPED: kafka-python not importable with this interpreter: %s" % e)
     raise SystemExit(h.SKIP)
+try:
+    from confluent_kafka import KafkaError, KafkaException, Producer
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    from confluent_kafka.admin import NewTopic as CkNewTopic
+except ImportError as e:  # pragma: no cover
+    print("SKIPPED: confluent-kafka not importable with this interpreter: %s" % e)
+    raise SystemExit(h.SKIP)
 
 BROKER_ID = 7
 INT32_MIN = -2147483648
 # CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12
 CLUSTER_OPS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
-CREATE_PARTITIONS, DESCRIBE_CLUSTER, METADATA = 37, 60, 3
+CREATE_PARTITIONS, DESCRIBE_CLUSTER, METADATA, INCREMENTAL_ALTER_CONFIGS = 37, 60, 3, 44
+TOPIC_RESOURCE, OP_SET, OP_DELETE = 2, 0, 1
 
 
 def kafka_python_part(broker, check):
@@ -212,10 +229,114 @@ def describe_cluster_part(broker, check):
     conn.close()
 
 
+def ck_error(future):
+    """(error code, message) of a confluent-kafka admin future; (0, None) when it succeeded."""
+    try:
+        future.result(timeout=15)
+        return 0, None
+    except KafkaException as e:
+        err = e.args[0]
+        return err.code(), err.str()
+
+
+def ck_create(admin, name, configs, validate_only=False):
+    fs = admin.create_topics([CkNewTopic(name, 1, 1, config=configs)], validate_only=validate_only,
+                             operation_timeout=10, request_timeout=15)
+    return ck_error(fs[name])
+
+
+def ck_describe(admin, name):
+    res = ConfigResource(ConfigResource.Type.TOPIC, name)
+    entries = admin.describe_configs([res], request_timeout=15)[res].result(timeout=15)
+    return {k: v.value for k, v in entries.items()}
+
+
+def incremental_alter_v0(conn, topic, ops, validate_only=False):
+    """ops: [(name, operation, value or None)] on one topic -> (error, message)."""
+    body = struct.pack(">i", 1) + struct.pack(">b", TOPIC_RESOURCE) + nstring(topic) + struct.pack(">i", len(ops))
+    for name, op, value in ops:
+        body += nstring(name) + struct.pack(">b", op) + nstring(value)
+    body += struct.pack(">?", validate_only)
+    r = Reader(conn.request(INCREMENTAL_ALTER_CONFIGS, 0, body))
+    r.int32()  # throttle
+    n = r.int32()
+    assert n == 1, "one resource result expected, got %d" % n
+    out = (r.int16(), r.string())
+    r.int8(), r.string()
+    assert r.at_end(), "trailing bytes in IncrementalAlterConfigs v0 response"
+    return out
+
+
+def config_validation_part(broker, check):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    # CreateTopics: Kafka's LogConfig bounds, INVALID_CONFIG naming key and value; nothing is created.
+    for validate_only in (True, False):
+        err, msg = ck_create(admin, "cfg-seg13", {"segment.bytes": "13"}, validate_only)
+        check.eq(err, KafkaError.INVALID_CONFIG, "CreateTopics segment.bytes=13 (validate_only=%s)" % validate_only)
+        check.true(msg and "segment.bytes" in msg and "13" in msg, "message names key and value: %s" % msg)
+    err, msg = ck_create(admin, "cfg-ret", {"retention.ms": "-2"})
+    check.eq(err, KafkaError.INVALID_CONFIG, "CreateTopics retention.ms=-2")
+    md = admin.list_topics(timeout=10).topics
+    check.true("cfg-seg13" not in md and "cfg-ret" not in md, "refused topics were not created")
+
+    # AlterConfigs: the same validator; the topic keeps what it had.
+    check.eq(ck_create(admin, "cfg-alter", {"retention.ms": "3600000", "min.insync.replicas": "1"}), (0, None),
+             "CreateTopics cfg-alter")
+    for key, value in (("min.insync.replicas", "0"), ("max.message.bytes", "-1"), ("segment.bytes", "0"),
+                       ("retention.ms", "-7")):
+        res = ConfigResource(ConfigResource.Type.TOPIC, "cfg-alter", set_config={key: value})
+        err, msg = ck_error(admin.alter_configs([res], request_timeout=15)[res])
+        check.eq(err, KafkaError.INVALID_CONFIG, "AlterConfigs %s=%s" % (key, value))
+        check.true(msg and key in msg, "AlterConfigs message names the key: %s" % msg)
+    described = ck_describe(admin, "cfg-alter")
+    check.eq((described["min.insync.replicas"], described["retention.ms"]), ("1", "3600000"),
+             "old values kept after refused AlterConfigs")
+
+    # IncrementalAlterConfigs (confluent-kafka 1.7 has no API for it: hand-built v0).
+    conn = Conn(broker.port, "itest-iac")
+    for key, value in (("index.interval.bytes", "-5"), ("segment.ms", "-1")):
+        for validate_only in (True, False):
+            err, msg = incremental_alter_v0(conn, "cfg-alter", [(key, OP_SET, value)], validate_only)
+            check.eq(err, 40, "IncrementalAlterConfigs %s=%s (validate_only=%s)" % (key, value, validate_only))
+            check.true(msg and key in msg, "IncrementalAlterConfigs message names the key: %s" % msg)
+    check.eq(incremental_alter_v0(conn, "cfg-alter", [("retention.ms", OP_SET, None)]),
+             (42, "Null value not supported for : retention.ms"), "IncrementalAlterConfigs SET null")
+    check.eq(incremental_alter_v0(conn, "cfg-alter", [("max.message.bytes", OP_SET, "0")]), (0, None),
+             "IncrementalAlterConfigs max.message.bytes=0")
+    conn.close()
+    described = ck_describe(admin, "cfg-alter")
+    check.eq((described["max.message.bytes"], described["index.interval.bytes"], described["retention.ms"]),
+             ("0", "4096", "3600000"), "after IncrementalAlterConfigs")
+
+    # max.message.bytes=0 at creation: accepted (as Kafka); every batch is then MESSAGE_TOO_LARGE.
+    check.eq(ck_create(admin, "cfg-max0", {"max.message.bytes": "0"}), (0, None), "CreateTopics max.message.bytes=0")
+    results = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "message.send.max.retries": 0,
+                         "delivery.timeout.ms": 10000})
+    producer.produce("cfg-max0", b"v", callback=lambda err, _msg: results.append(err))
+    producer.flush(15)
+    check.eq([e.code() if e else 0 for e in results], [KafkaError.MSG_SIZE_TOO_LARGE],
+             "produce into max.message.bytes=0")
+    check.eq(ck_describe(admin, "cfg-max0")["max.message.bytes"], "0", "DescribeConfigs max.message.bytes=0")
+
+    # Colliding names ('.' and '_' are the same in metric names).
+    check.eq(ck_create(admin, "a.b_c", {}), (0, None), "CreateTopics a.b_c")
+    for validate_only in (True, False):
+        check.eq(ck_create(admin, "a_b.c", {}, validate_only),
+                 (KafkaError.TOPIC_EXCEPTION, "Topic 'a_b.c' collides with existing topic: a.b_c"),
+                 "CreateTopics a_b.c (validate_only=%s)" % validate_only)
+    conn = Conn(broker.port, "itest-collide")
+    check.eq(metadata_v1_counts(conn, ["a_b.c"])[0], {"a_b.c": -17}, "Metadata does not auto-create a_b.c")
+    conn.close()
+    md = admin.list_topics(timeout=10).topics
+    check.true("a.b_c" in md and "a_b.c" not in md, "only a.b_c exists")
+
+
 def main(broker, check):
     kafka_python_part(broker, check)
     wire_create_partitions_part(broker, check)
     describe_cluster_part(broker, check)
+    config_validation_part(broker, check)
 
 
 if __name__ == "__main__":
