@@ -38,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-from sluice_harness import Broker, ZooKeeper, pick_free_port, port_accepts  # noqa: E402
+from sluice_harness import Broker, ZooKeeper  # noqa: E402
 
 
 def load():
@@ -88,6 +88,15 @@ class Runner:
         for r in res:
             r["load"] = load()
         return res
+
+
+def stop_broker(b):
+    """Stops (if still running) and cleans up a single node; returns whether it was still alive."""
+    alive = b.alive()
+    if alive:
+        b.stop()
+    b.close()
+    return alive
 
 
 def cpu_seconds(pid):
@@ -266,10 +275,7 @@ def main():
                                    "--acks", acks, "--partitions", str(parts)])
                     rows.append((size, acks, parts, res))
         rss = rss_kib(b.proc.pid)
-        alive = b.alive()
-        if alive:
-            b.stop()
-        b.close()
+        alive = stop_broker(b)
         md.append("### Produce and consume, single node (records/s, MB/s of values)")
         md.append("")
         md.append("| record | acks | partitions | records | produce rec/s | produce MB/s | consume rec/s | consume MB/s | load |")
@@ -314,10 +320,7 @@ def main():
                 rows.append(("raw Fetch v4, 1 MiB per partition (fetch_capacity.py)", parts, m.get("records"),
                              float(m["records_per_s"]) if m else None, m.get("seconds"), c1 - c0, b1 - b0,
                              None if m else (p.stderr.strip() or "exit %d" % p.returncode), load()))
-        alive = b.alive()
-        if alive:
-            b.stop()
-        b.close()
+        alive = stop_broker(b)
         md.append("### Consume: client limit vs broker limit (100 B records, single node)")
         md.append("")
         md.append("| reader | partitions | records | rec/s | seconds | reader CPU s | broker CPU s | load |")

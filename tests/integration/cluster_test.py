@@ -274,24 +274,30 @@ def min_isr(cluster, check):
     check.eq(produce_once(b"back"), None, "acks=all after the followers rejoined")
 
 
+def timed_request(port, client_id, api_key, version, body, timeout_s):
+    """One request on a fresh connection; returns (response body, seconds until the answer)."""
+    from kafka_wire import Conn
+    conn = Conn(port, client_id)
+    conn.sock.settimeout(timeout_s)
+    t0 = time.monotonic()
+    try:
+        resp = conn.request(api_key, version, body)
+    finally:
+        conn.close()
+    return resp, time.monotonic() - t0
+
+
 def produce_wire(port, topic, partitions, acks, timeout_ms):
     """One Produce v3 request with one record batch per partition; returns ({partition: error}, seconds)."""
     import struct
-    from kafka_wire import Conn, nstring
+    from kafka_wire import nstring
     from idempotence_wire_test import record_batch
     body = nstring(None) + struct.pack(">hi", acks, timeout_ms) + struct.pack(">i", 1) + nstring(topic)
     body += struct.pack(">i", len(partitions))
     for p in partitions:
         batch = record_batch([b"v%d" % p], -1, -1, -1)
         body += struct.pack(">i", p) + struct.pack(">i", len(batch)) + batch
-    conn = Conn(port, "cluster-test-wire")
-    conn.sock.settimeout(timeout_ms / 1000.0 * len(partitions) + 30)
-    t0 = time.monotonic()
-    try:
-        resp = conn.request(0, 3, body)
-    finally:
-        conn.close()
-    secs = time.monotonic() - t0
+    resp, secs = timed_request(port, "cluster-test-wire", 0, 3, body, timeout_ms / 1000.0 * len(partitions) + 30)
     pos = 4  # topics array count
     nlen = struct.unpack(">h", resp[pos:pos + 2])[0]
     pos += 2 + nlen
@@ -334,17 +340,10 @@ def acks_all_one_deadline(cluster, check):
 def commit_wire(port, group, topic, offset):
     """One OffsetCommit v2 as a simple consumer (generation -1); returns (error code, seconds)."""
     import struct
-    from kafka_wire import Conn, nstring
+    from kafka_wire import nstring
     body = nstring(group) + struct.pack(">i", -1) + nstring("") + struct.pack(">q", -1)
     body += struct.pack(">i", 1) + nstring(topic) + struct.pack(">i", 1) + struct.pack(">iq", 0, offset) + nstring("")
-    conn = Conn(port, "cluster-test-commit")
-    conn.sock.settimeout(30)
-    t0 = time.monotonic()
-    try:
-        resp = conn.request(8, 2, body)
-    finally:
-        conn.close()
-    secs = time.monotonic() - t0
+    resp, secs = timed_request(port, "cluster-test-commit", 8, 2, body, 30)
     pos = 4
     nlen = struct.unpack(">h", resp[pos:pos + 2])[0]
     pos += 2 + nlen + 4
