@@ -85,7 +85,22 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
 asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
+  limits_->max_total = config_long(context_.config, "max.connections", INT32_MAX);
+  limits_->max_per_ip = config_long(context_.config, "max.connections.per.ip", INT32_MAX);
+  bool waiting_logged = false;
   for (;;) {
+    // max.connections reached: stop accepting (new connections wait in the listen backlog) until one closes,
+    // as Kafka's acceptor does.
+    if (limits_->full()) {
+      if (!waiting_logged) log::info("max.connections={} reached: accepting again when one closes", limits_->max_total);
+      waiting_logged = true;
+      backoff.expires_after(std::chrono::milliseconds(20));
+      auto wait = backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+      co_await std::move(wait);
+      if (!acceptor.is_open()) co_return;
+      continue;
+    }
+    waiting_logged = false;
     auto strand = asio::make_strand(io_);  // outside the co_await expression (GCC 12 temporaries)
     auto [ec, socket] = co_await acceptor.async_accept(strand, asio::as_tuple(asio::use_awaitable));
     if (ec) {
@@ -103,9 +118,17 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
       log::info("accepting connections again after {} failed accepts", failures);
       failures = 0;
     }
+    boost::system::error_code rec;
+    const auto peer = socket.remote_endpoint(rec).address();
+    if (!limits_->admit(peer)) {
+      // Kafka closes it at once (TooManyConnectionsException, logged at info).
+      log::info("closing connection from {}: max.connections.per.ip={} reached", peer.to_string(), limits_->max_per_ip);
+      socket.close(rec);
+      continue;
+    }
     auto conn = std::make_shared<connection>(std::move(socket), context_);
     auto executor = conn->run_executor();
-    asio::co_spawn(executor, conn->run(), asio::detached);
+    asio::co_spawn(executor, conn->run(), [limits = limits_, peer](std::exception_ptr) { limits->release(peer); });
   }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 #include <boost/asio.hpp>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "base/result.h"
@@ -31,9 +33,41 @@ class server {
  private:
   asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor);
 
+  /// Open connections, in total and per client address (Kafka's max.connections and
+  /// max.connections.per.ip). Shared with each connection's completion handler, which releases its count.
+  struct connection_limits {
+    std::mutex mutex;
+    int64_t max_total = INT32_MAX;
+    int64_t max_per_ip = INT32_MAX;
+    int64_t open = 0;
+    std::map<asio::ip::address, int64_t> per_ip;
+    bool full() {
+      std::lock_guard lock(mutex);
+      return open >= max_total;
+    }
+    /// Counts a new connection from `a`; false (nothing counted) when `a` already has max_per_ip.
+    bool admit(const asio::ip::address& a) {
+      std::lock_guard lock(mutex);
+      auto& n = per_ip[a];
+      if (n >= max_per_ip) {
+        if (n == 0) per_ip.erase(a);
+        return false;
+      }
+      ++n;
+      ++open;
+      return true;
+    }
+    void release(const asio::ip::address& a) {
+      std::lock_guard lock(mutex);
+      --open;
+      if (auto it = per_ip.find(a); it != per_ip.end() && --it->second <= 0) per_ip.erase(it);
+    }
+  };
+
   asio::io_context& io_;
   handler_context& context_;
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+  std::shared_ptr<connection_limits> limits_ = std::make_shared<connection_limits>();
 };
 
 }  // namespace sluice::broker::net
