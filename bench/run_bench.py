@@ -131,6 +131,21 @@ def latency_table(md, rows):
     md.append("")
 
 
+def throughput_table(md, rows):
+    """Produce/consume rows (size, acks, partitions, sluice_bench JSON objects) as a markdown table."""
+    md.append("| record | acks | partitions | records | produce rec/s | produce MB/s | consume rec/s | consume MB/s | load |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    for size, acks, parts, res in rows:
+        p = next((x for x in res if x.get("mode") == "produce"), {})
+        c = next((x for x in res if x.get("mode") == "consume"), {})
+        err = p.get("error") or c.get("error")
+        md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |%s" % (
+            "100 B" if size == 100 else "1 KB", acks, parts, fmt(p.get("records")),
+            fmt(p.get("records_per_s")), fmt(p.get("mb_per_s")), fmt(c.get("records_per_s")),
+            fmt(c.get("mb_per_s")), p.get("load", "-"), (" error: " + err) if err else ""))
+    md.append("")
+
+
 class Cluster:
     """A ZooKeeper and `size` Sluice brokers on loopback ports, each its own data dir (stopped by PID)."""
 
@@ -278,17 +293,7 @@ def main():
         alive = stop_broker(b)
         md.append("### Produce and consume, single node (records/s, MB/s of values)")
         md.append("")
-        md.append("| record | acks | partitions | records | produce rec/s | produce MB/s | consume rec/s | consume MB/s | load |")
-        md.append("|---|---|---|---|---|---|---|---|---|")
-        for size, acks, parts, res in rows:
-            p = next((x for x in res if x.get("mode") == "produce"), {})
-            c = next((x for x in res if x.get("mode") == "consume"), {})
-            err = p.get("error") or c.get("error")
-            md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |%s" % (
-                "100 B" if size == 100 else "1 KB", acks, parts, fmt(p.get("records")),
-                fmt(p.get("records_per_s")), fmt(p.get("mb_per_s")), fmt(c.get("records_per_s")),
-                fmt(c.get("mb_per_s")), p.get("load", "-"), (" error: " + err) if err else ""))
-        md.append("")
+        throughput_table(md, rows)
         md.append("Broker RSS after the matrix: %.1f MiB%s." % (rss / 1024, "" if alive else " (THE BROKER DIED)"))
         md.append("")
 
@@ -423,17 +428,7 @@ def main():
             latency_table(md, lat)
             md.append("### 3-broker cluster: produce and consume (RF 3, min.insync.replicas=2)")
             md.append("")
-            md.append("| record | acks | partitions | records | produce rec/s | produce MB/s | consume rec/s | consume MB/s | load |")
-            md.append("|---|---|---|---|---|---|---|---|---|")
-            for size, acks, parts, res in thr:
-                p = next((x for x in res if x.get("mode") == "produce"), {})
-                cc = next((x for x in res if x.get("mode") == "consume"), {})
-                err = p.get("error") or cc.get("error")
-                md.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |%s" % (
-                    "100 B" if size == 100 else "1 KB", acks, parts, fmt(p.get("records")),
-                    fmt(p.get("records_per_s")), fmt(p.get("mb_per_s")), fmt(cc.get("records_per_s")),
-                    fmt(cc.get("mb_per_s")), p.get("load", "-"), (" error: " + err) if err else ""))
-            md.append("")
+            throughput_table(md, thr)
             md.append("Broker RSS after the cluster set: %s MiB%s." % (
                 ", ".join("%.1f" % x for x in rss), (" (DIED: %s)" % ", ".join(dead)) if dead else ""))
             md.append("")

@@ -13,9 +13,7 @@ namespace asio = boost::asio;
 namespace {
 
 int64_t topic_long(const topic& t, const char* key, int64_t fallback) {
-  auto it = t.configs.find(key);
-  if (it == t.configs.end() || validate_topic_config(key, it->second)) return fallback;
-  return parse_config_long(it->second).value_or(fallback);
+  return topic_config_long(t.configs, key).value_or(fallback);
 }
 
 bool deletes_by_retention(const topic& t, const broker_config& config) {

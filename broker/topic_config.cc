@@ -122,13 +122,13 @@ std::vector<std::string_view> split_list(std::string_view text) {
   return out;
 }
 
-std::optional<int64_t> valid_long_override(const std::map<std::string, std::string>& overrides, const char* key) {
+}  // namespace
+
+std::optional<int64_t> topic_config_long(const std::map<std::string, std::string>& overrides, const char* key) {
   auto it = overrides.find(key);
   if (it == overrides.end() || validate_topic_config(key, it->second)) return std::nullopt;
   return parse_config_long(it->second);
 }
-
-}  // namespace
 
 std::span<const topic_config_key> topic_config_keys() { return kKeys; }
 
@@ -186,7 +186,8 @@ std::optional<std::string> validate_topic_config(std::string_view name, std::str
   const auto* key = find_topic_config_key(name);
   if (!key) return "Unknown topic config name: " + std::string(name);
   const std::string_view v = trim(value);
-  switch (topic_config_type(name)) {
+  const int8_t type = topic_config_type(name);
+  switch (type) {
     case 1: {  // BOOLEAN: true or false in any case
       std::string lower(v);
       for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -195,7 +196,7 @@ std::optional<std::string> validate_topic_config(std::string_view name, std::str
     }
     case 3:    // INT
     case 5: {  // LONG
-      const bool is_int = topic_config_type(name) == 3;
+      const bool is_int = type == 3;
       auto n = parse_config_long(value);
       if (!n || (is_int && (*n < INT32_MIN || *n > INT32_MAX)))
         return invalid(name, value, is_int ? "Not a number of type INT" : "Not a number of type LONG");
@@ -262,15 +263,15 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   c.index_interval_bytes = broker.log_index_interval_bytes;
   c.max_message_bytes = broker.message_max_bytes;
   c.producer_id_expiration_ms = broker.producer_id_expiration_ms;  // a broker key in Kafka, not a topic key
-  if (auto n = valid_long_override(overrides, "segment.bytes")) c.segment_bytes = *n;
-  if (auto n = valid_long_override(overrides, "index.interval.bytes")) c.index_interval_bytes = static_cast<int32_t>(*n);
-  if (auto n = valid_long_override(overrides, "max.message.bytes")) c.max_message_bytes = static_cast<int32_t>(*n);
+  if (auto n = topic_config_long(overrides, "segment.bytes")) c.segment_bytes = *n;
+  if (auto n = topic_config_long(overrides, "index.interval.bytes")) c.index_interval_bytes = static_cast<int32_t>(*n);
+  if (auto n = topic_config_long(overrides, "max.message.bytes")) c.max_message_bytes = static_cast<int32_t>(*n);
   c.segment_ms = broker.log_roll_ms;
-  if (auto n = valid_long_override(overrides, "segment.ms")) c.segment_ms = *n;
+  if (auto n = topic_config_long(overrides, "segment.ms")) c.segment_ms = *n;
   c.flush_messages = broker.log_flush_interval_messages;
-  if (auto n = valid_long_override(overrides, "flush.messages")) c.flush_messages = *n;
+  if (auto n = topic_config_long(overrides, "flush.messages")) c.flush_messages = *n;
   c.flush_ms = broker.log_flush_interval_ms >= 0 ? broker.log_flush_interval_ms : INT64_MAX;
-  if (auto n = valid_long_override(overrides, "flush.ms")) c.flush_ms = *n;
+  if (auto n = topic_config_long(overrides, "flush.ms")) c.flush_ms = *n;
   // String keys: the broker key of the same meaning, then a valid topic override (trimmed, as Kafka parses).
   auto value_of = [&](const char* key, const char* broker_key, const char* fallback) {
     if (auto it = overrides.find(key); it != overrides.end() && !validate_topic_config(key, it->second))
@@ -294,7 +295,7 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
 }
 
 int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides) {
-  if (auto n = valid_long_override(overrides, "min.insync.replicas")) return static_cast<int32_t>(*n);
+  if (auto n = topic_config_long(overrides, "min.insync.replicas")) return static_cast<int32_t>(*n);
   return broker.min_insync_replicas;
 }
 

@@ -49,6 +49,10 @@ std::optional<std::string> validate_topic_configs(const std::map<std::string, st
 /// A LONG config value as Java's Long.parseLong reads it after ConfigDef's trim; nullopt if not a number.
 std::optional<int64_t> parse_config_long(std::string_view text);
 
+/// A numeric topic override when it is present and valid (validate_topic_config), else nullopt: an invalid
+/// value stored by an older version is ignored, as make_log_config does.
+std::optional<int64_t> topic_config_long(const std::map<std::string, std::string>& overrides, const char* key);
+
 /// min.insync.replicas of a topic: its override, else the broker's min.insync.replicas.
 int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<std::string, std::string>& overrides);
 

@@ -102,6 +102,25 @@ std::vector<std::shared_ptr<const topic>> topic_registry::all() const {
 }
 
 namespace {
+/// QuorumController.MAX_PARTITIONS_PER_BATCH: the partitions one CreateTopics topic or CreatePartitions request
+/// may add (POLICY_VIOLATION beyond).
+std::optional<kafka_error> too_many_partitions(int32_t added) {
+  if (added <= 10000) return std::nullopt;
+  return kafka_error{error_code::policy_violation, "Excessively large number of partitions per request."};
+}
+
+/// The brokers a manual replica assignment may name: the registered ones in cluster mode, this broker alone on
+/// a single node.
+std::set<int32_t> registered_brokers(const coordination::cluster_snapshot* cluster, int32_t self_id) {
+  std::set<int32_t> out;
+  if (!cluster) {
+    out.insert(self_id);
+    return out;
+  }
+  for (const auto& [id, b] : cluster->brokers) out.insert(id);
+  return out;
+}
+
 /// Kafka's collision rule (ReplicationControlManager.validateNewTopicNames): a new topic whose name equals an
 /// existing topic's once every '.' is replaced by '_' is INVALID_TOPIC_EXCEPTION.
 std::optional<kafka_error> collision_error(const std::string& name, const std::string& existing) {
@@ -140,17 +159,12 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
   if (spec.replication_factor < 1)
     return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
-  if (spec.num_partitions > 10000)  // QuorumController.MAX_PARTITIONS_PER_BATCH, as CreatePartitions
-    return {error_code::policy_violation, "Excessively large number of partitions per request."};
+  if (auto bad = too_many_partitions(spec.num_partitions)) return *bad;
   if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
   if (spec.assignments) {
     std::set<int32_t> registered;
-    if (cluster_mode()) {
-      if (auto c = cluster())
-        for (const auto& [id, b] : c->brokers) registered.insert(id);
-    } else {
-      registered.insert(config_.broker_id);
-    }
+    if (!cluster_mode()) registered = registered_brokers(nullptr, config_.broker_id);
+    else if (auto c = cluster()) registered = registered_brokers(c.get(), config_.broker_id);
     for (const auto& brokers : *spec.assignments)
       if (auto bad = invalid_manual_assignment(brokers, registered, spec.replication_factor)) return *bad;
   }
@@ -370,13 +384,13 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
     }
     old_count = assigned->partition_count();
     replication_factor = assigned->replicas.empty() ? 1 : static_cast<int32_t>(assigned->replicas[0].size());
-    for (const auto& [id, b] : cluster_now->brokers) registered.insert(id);
+    registered = registered_brokers(cluster_now.get(), config_.broker_id);
   } else {
     current = find(name);
     if (!current) return {error_code::unknown_topic_or_partition, "The topic '" + name + "' does not exist."};
     old_count = static_cast<int32_t>(current->partitions.size());
     replication_factor = current->replication_factor;
-    registered.insert(config_.broker_id);
+    registered = registered_brokers(nullptr, config_.broker_id);
   }
   if (new_count == old_count)
     return {error_code::invalid_partitions, "Topic already has " + std::to_string(old_count) + " partition(s)."};
@@ -385,8 +399,7 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
                                                 " partition(s); " + std::to_string(new_count) +
                                                 " would not be an increase."};
   const int32_t additional = new_count - old_count;
-  if (additional > 10000)  // QuorumController.MAX_PARTITIONS_PER_BATCH
-    return {error_code::policy_violation, "Excessively large number of partitions per request."};
+  if (auto bad = too_many_partitions(additional)) return *bad;
 
   std::vector<std::vector<int32_t>> replicas;
   if (assignments) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
@@ -39,6 +41,19 @@ inline bool has_leaders(const coordination::cluster_snapshot& snapshot, const st
     if (st == nullptr || st->leader < 0) return false;
   }
   return true;
+}
+
+/// CreateTopics and CreatePartitions with a positive timeout (cluster mode): waits until every (topic,
+/// partition count) of `topics` has leaders in this broker's snapshot, at most `timeout_ms`; nothing to
+/// wait for when `topics` is empty or the timeout is not positive. On timeout the partitions exist all the
+/// same and the request is answered as it stands.
+inline task<void> wait_for_leaders(handler_context& hc, request_context& rc,
+                                   std::vector<std::pair<std::string, int32_t>> topics, int32_t timeout_ms) {
+  if (topics.empty() || timeout_ms <= 0) co_return;
+  auto wait_op = wait_for_snapshot(hc, rc, [topics = std::move(topics)](const coordination::cluster_snapshot& s) {
+    return std::all_of(topics.begin(), topics.end(), [&](const auto& t) { return has_leaders(s, t.first, t.second); });
+  }, timeout_ms);
+  co_await std::move(wait_op);  // not inside co_await: GCC 12
 }
 
 }  // namespace sluice::broker::handlers

@@ -44,13 +44,9 @@ task<response> create_partitions(handler_context& hc, request_context& rc, proto
     else if (!req.validate_only && hc.topics.cluster_mode()) grown.emplace_back(t.name, t.count);
     resp.results.push_back(std::move(out));
   }
-  if (!grown.empty() && req.timeout_ms > 0) {
-    // Cluster mode: answer once the new partitions have leaders here (see cluster_wait.h).
-    auto wait_op = wait_for_snapshot(hc, rc, [grown](const coordination::cluster_snapshot& s) {
-      return std::all_of(grown.begin(), grown.end(), [&](const auto& g) { return has_leaders(s, g.first, g.second); });
-    }, req.timeout_ms);
-    co_await std::move(wait_op);
-  }
+  // Cluster mode: answer once the new partitions have leaders here (see cluster_wait.h).
+  auto wait_op = wait_for_leaders(hc, rc, std::move(grown), req.timeout_ms);
+  co_await std::move(wait_op);  // not inside co_await: GCC 12
   co_return resp;
 }
 

@@ -108,14 +108,10 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
     }
     resp.topics.push_back(std::move(out));
   }
-  if (!created.empty() && req.timeout_ms > 0) {
-    // Cluster mode: answer once the new topics have leaders here (see cluster_wait.h); on timeout the
-    // topics exist all the same and the answer is NONE.
-    auto wait_op = wait_for_snapshot(hc, rc, [created](const coordination::cluster_snapshot& s) {
-      return std::all_of(created.begin(), created.end(), [&](const auto& c) { return has_leaders(s, c.first, c.second); });
-    }, req.timeout_ms);
-    co_await std::move(wait_op);
-  }
+  // Cluster mode: answer once the new topics have leaders here (see cluster_wait.h); on timeout the topics
+  // exist all the same and the answer is NONE.
+  auto wait_op = wait_for_leaders(hc, rc, std::move(created), req.timeout_ms);
+  co_await std::move(wait_op);  // not inside co_await: GCC 12
   co_return resp;
 }
 

@@ -7,7 +7,10 @@ namespace sluice::broker::net {
 
 using tcp = asio::ip::tcp;
 
-server::server(asio::io_context& io, handler_context& context) : io_(io), context_(context) {}
+server::server(asio::io_context& io, handler_context& context) : io_(io), context_(context) {
+  limits_->max_total = config_long(context_.config, "max.connections", INT32_MAX);
+  limits_->max_per_ip = config_long(context_.config, "max.connections.per.ip", INT32_MAX);
+}
 
 result<void> server::listen(const std::vector<endpoint>& endpoints) {
   for (const auto& ep : endpoints) {
@@ -85,8 +88,6 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
 asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
-  limits_->max_total = config_long(context_.config, "max.connections", INT32_MAX);
-  limits_->max_per_ip = config_long(context_.config, "max.connections.per.ip", INT32_MAX);
   bool waiting_logged = false;
   for (;;) {
     // max.connections reached: stop accepting (new connections wait in the listen backlog) until one closes,
