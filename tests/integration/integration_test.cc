@@ -87,7 +87,11 @@ class BrokerTest : public ::testing::Test {
   // Produces records 0..n-1 (keyed, default partitioner) with acks=all and waits for every delivery
   // report. Returns the reports, all successful.
   std::vector<record> produce_keyed(const std::string& topic, size_t n, size_t first = 0) {
-    producer p(broker_->bootstrap(), {{"acks", "all"}, {"linger.ms", "5"}, {"message.timeout.ms", "30000"}});
+    // batch.num.messages 1000: on a quiet machine all 10,000 records are enqueued within one linger.ms, and
+    // with librdkafka's defaults (10,000 messages, 1 MB) each partition then got one batch, so a 65,536-byte
+    // segment could not roll before it (SmallSegmentTest saw one 163 KB batch and one segment).
+    producer p(broker_->bootstrap(),
+               {{"acks", "all"}, {"linger.ms", "5"}, {"message.timeout.ms", "30000"}, {"batch.num.messages", "1000"}});
     for (size_t i = first; i < first + n; ++i) {
       auto err = p.produce(topic, RD_KAFKA_PARTITION_UA, i - first, key_for(i), value_for(i), headers_for(i));
       EXPECT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << "enqueue " << i << ": " << err_name(err);
