@@ -990,7 +990,9 @@ void group_coordinator::offset_commit(offset_commit_request r, offset_commit_cal
       // Not using Kafka's group management ("simple" consumer): the commit creates an Empty group.
       g = get_or_create(r.group_id, true);
     } else {
-      all(group_error::illegal_generation);
+      // Kafka 4.x (OffsetMetadataManager.validateOffsetCommit): GROUP_ID_NOT_FOUND from v9, which works
+      // for classic and KIP-848 groups alike; ILLEGAL_GENERATION before, for compatibility.
+      all(r.api_version >= 9 ? group_error::group_id_not_found : group_error::illegal_generation);
       flush();
       return;
     }
@@ -998,6 +1000,10 @@ void group_coordinator::offset_commit(offset_commit_request r, offset_commit_cal
   std::optional<group_error> v;
   if (g->is(group_state::dead)) {
     v = group_error::coordinator_not_available;
+  } else if (r.generation_id < 0 && g->is(group_state::empty)) {
+    // Kafka 4.x ClassicGroup.validateOffsetCommit: generation -1 into an Empty group comes from the admin
+    // client or a consumer not using group management; accepted whatever member id or group instance id
+    // it carries (a static member cannot exist in an Empty group).
   } else if (r.generation_id >= 0 || !r.member_id.empty() || r.group_instance_id) {
     if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
       v = group_error::fenced_instance_id;

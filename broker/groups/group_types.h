@@ -142,6 +142,7 @@ struct offset_commit_request {
   std::optional<std::string> group_instance_id;
   int64_t retention_time_ms = -1;                 // v2-4; -1 = offsets.retention.minutes
   std::vector<offset_commit_partition> partitions;
+  int16_t api_version = 0;                        // OffsetCommit version: v9+ answers GROUP_ID_NOT_FOUND
 };
 
 struct partition_error {

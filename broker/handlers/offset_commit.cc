@@ -21,6 +21,7 @@ task<response> offset_commit(handler_context& hc, request_context& rc, protocol:
   r.member_id = version >= 1 ? req.member_id : "";
   r.group_instance_id = req.group_instance_id;
   r.retention_time_ms = (version >= 2 && version <= 4) ? req.retention_time_ms : -1;
+  r.api_version = version;
   std::vector<std::pair<size_t, size_t>> where;  // r.partitions[i] answers codes[first][second]
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& t = req.topics[ti];

@@ -77,6 +77,54 @@ TEST_F(coordinator_test, commit_generation_and_member_checks) {
   EXPECT_EQ((*commit({"g", 3, a, std::nullopt, -1, part}))->partitions[0].error, ge::unknown_member_id);
 }
 
+// Kafka 4.x (ClassicGroup.validateOffsetCommit): generation -1 into an Empty or absent group is a commit of a
+// consumer that does not use group management, whatever group instance id it names (issue: Sluice answered
+// UNKNOWN_MEMBER_ID).
+TEST_F(coordinator_test, simple_commit_with_a_group_instance_id) {
+  auto part = std::vector<offset_commit_partition>{{{"t", 0}, 17, -1, std::nullopt, -1}};
+  // No such group yet: accepted, an Empty group is created, OffsetFetch returns the offset.
+  auto c = commit({"solo", -1, "", std::string("instance-1"), -1, part});
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->partitions[0].error, ge::none);
+  EXPECT_EQ(state("solo"), group_state::empty);
+  EXPECT_EQ(gc->offset_fetch("solo", std::nullopt).partitions.at(0).offset, 17);
+  // The group exists and is Empty: accepted again, also with a member id it does not know.
+  part[0].offset = 18;
+  EXPECT_EQ((*commit({"solo", -1, "", std::string("instance-1"), -1, part}))->partitions[0].error, ge::none);
+  part[0].offset = 19;
+  EXPECT_EQ((*commit({"solo", -1, "stranger", std::string("instance-2"), -1, part}))->partitions[0].error,
+            ge::none);
+  EXPECT_EQ(gc->offset_fetch("solo", std::nullopt).partitions.at(0).offset, 19);
+}
+
+TEST_F(coordinator_test, simple_commit_into_a_live_group_keeps_kafkas_member_rules) {
+  // A Stable group with a static member "inst": generation -1 naming that instance with another (empty) member
+  // id is fenced; without an instance id it is a non-member (UNKNOWN_MEMBER_ID); an unknown instance too.
+  auto j = join(jreq("", "g", std::string("inst")));
+  gc->on_timer();
+  ASSERT_TRUE(j->has_value());
+  ASSERT_EQ((*j)->error, ge::none);
+  std::string id = (*j)->member_id;
+  ASSERT_TRUE(sync(id, (*j)->generation_id, {{id, b("A")}}, "g", std::string("inst"))->has_value());
+  ASSERT_EQ(state(), group_state::stable);
+  auto part = std::vector<offset_commit_partition>{{{"t", 0}, 5, -1, std::nullopt, -1}};
+  EXPECT_EQ((*commit({"g", -1, "", std::string("inst"), -1, part}))->partitions[0].error, ge::fenced_instance_id);
+  EXPECT_EQ((*commit({"g", -1, "", std::nullopt, -1, part}))->partitions[0].error, ge::unknown_member_id);
+  EXPECT_EQ((*commit({"g", -1, "", std::string("other"), -1, part}))->partitions[0].error, ge::unknown_member_id);
+  EXPECT_EQ((*commit({"g", 1, id, std::string("inst"), -1, part}))->partitions[0].error, ge::none);
+}
+
+TEST_F(coordinator_test, commit_with_a_generation_to_an_unknown_group_depends_on_the_version) {
+  // Kafka 4.x: GROUP_ID_NOT_FOUND from OffsetCommit v9, ILLEGAL_GENERATION before; no group is created.
+  auto part = std::vector<offset_commit_partition>{{{"t", 0}, 1, -1, std::nullopt, -1}};
+  offset_commit_request r{"nope", 2, "m", std::nullopt, -1, part};
+  r.api_version = 8;
+  EXPECT_EQ((*commit(r))->partitions[0].error, ge::illegal_generation);
+  r.api_version = 9;
+  EXPECT_EQ((*commit(r))->partitions[0].error, ge::group_id_not_found);
+  EXPECT_EQ(gc->find_group("nope"), nullptr);
+}
+
 TEST_F(coordinator_test, commit_answers_after_the_append_and_reports_its_failure) {
   log.hold = true;
   auto c = commit(simple_commit("s", {{{"t", 0}, 10, -1, std::nullopt, -1}}));
