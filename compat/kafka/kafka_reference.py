@@ -260,8 +260,8 @@ def _write(path, text, mode=0o644):
 def make_bin(cache, java=None):
     """Writes <cache>/kafka-4.4.0/bin/*.sh and config/*log4j2.yaml; returns the Kafka home.
 
-    bin/kafka-run-class.sh runs `java <heap> <jvm opts> <log4j> $KAFKA_OPTS -cp libs/* CLASS args`
-    honouring the environment variables of Kafka's own script (JAVA_HOME, KAFKA_HEAP_OPTS,
+    bin/kafka-run-class.sh runs `java <heap> <jvm opts> <log4j> $KAFKA_OPTS -cp [$CLASSPATH:]libs/*
+    CLASS args` honouring the environment variables of Kafka's own script (JAVA_HOME, KAFKA_HEAP_OPTS,
     KAFKA_JVM_PERFORMANCE_OPTS, KAFKA_LOG4J_OPTS, KAFKA_OPTS, JMX_PORT; `-daemon`, `-name`,
     `-loggc` are accepted and ignored but for -daemon, which backgrounds the process); every tool
     script execs it with its main class (TOOLS), kafka-server-start.sh with kafka.Kafka.
@@ -294,10 +294,12 @@ if [ -n "$JAVA_HOME" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="@JAVA@"; fi
 if [ -n "$JMX_PORT" ]; then
   KAFKA_JMX_OPTS="$KAFKA_JMX_OPTS -Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false -Dcom.sun.management.jmxremote.port=$JMX_PORT -Dcom.sun.management.jmxremote.host=127.0.0.1 -Djava.rmi.server.hostname=127.0.0.1"
 fi
+# A CLASSPATH from the caller comes first, as in Kafka's script (librdkafka's java/run-class.sh uses it).
+cp="${CLASSPATH:+$CLASSPATH:}$base_dir/libs/*"
 if [ -n "$daemon" ]; then
-  nohup "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS $KAFKA_JMX_OPTS $KAFKA_LOG4J_OPTS $KAFKA_OPTS -cp "$base_dir/libs/*" "$@" > "${LOG_DIR:-$base_dir/logs}.out" 2>&1 < /dev/null &
+  nohup "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS $KAFKA_JMX_OPTS $KAFKA_LOG4J_OPTS $KAFKA_OPTS -cp "$cp" "$@" > "${LOG_DIR:-$base_dir/logs}.out" 2>&1 < /dev/null &
 else
-  exec "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS $KAFKA_JMX_OPTS $KAFKA_LOG4J_OPTS $KAFKA_OPTS -cp "$base_dir/libs/*" "$@"
+  exec "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS $KAFKA_JMX_OPTS $KAFKA_LOG4J_OPTS $KAFKA_OPTS -cp "$cp" "$@"
 fi
 """.replace("@JAVA@", java), 0o755)
     for name, (cls, heap) in sorted(TOOLS.items()):
