@@ -10,6 +10,8 @@ committed.
 
     /usr/bin/python3 compat/clients/run_matrix.py --broker build/broker/sluice   # starts a node
     /usr/bin/python3 compat/clients/run_matrix.py --bootstrap 127.0.0.1:9092      # existing broker
+    /usr/bin/python3 compat/clients/run_matrix.py --reference kafka               # Apache Kafka 4.4.0
+        (compat/kafka/kafka_reference.py: jars from Maven Central cached under --cache)
     ... --clients kcat,rdkafka   (default: all four)
 
 Prints one line per client (`PASS <client> ...` or `FAIL <client>: <first error>`, `SKIP <client>:
@@ -205,6 +207,12 @@ def main():
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY", ""),
                     help="sluice executable: start a single node for the run")
     ap.add_argument("--bootstrap", default="", help="use a running broker instead")
+    ap.add_argument("--reference", choices=["kafka"], default="",
+                    help="run against a reference broker started here instead of Sluice: kafka = Apache "
+                         "Kafka 4.4.0 as one KRaft node (compat/kafka/kafka_reference.py)")
+    ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
+                                                       os.path.join(REPO, "build", "compat-cache")),
+                    help="where --reference kafka keeps its jars")
     ap.add_argument("--clients", default=",".join(ALL_CLIENTS))
     args = ap.parse_args()
     clients = [c for c in args.clients.split(",") if c]
@@ -213,6 +221,17 @@ def main():
     workdir = tempfile.mkdtemp(prefix="sluice-clients-")
     if args.bootstrap:
         bootstrap = args.bootstrap
+    elif args.reference == "kafka":
+        sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
+        from kafka_reference import KafkaReference, ReferenceFailed, Unavailable
+        broker = KafkaReference(args.cache, {"num.partitions": PARTITIONS})
+        try:
+            broker.start()
+        except (Unavailable, ReferenceFailed) as e:
+            broker.close(failed=isinstance(e, ReferenceFailed))
+            print("%s: Kafka reference: %s" % ("SKIPPED" if isinstance(e, Unavailable) else "ERROR", e))
+            return 77 if isinstance(e, Unavailable) else 1
+        bootstrap = broker.bootstrap
     else:
         if not args.broker or not os.access(args.broker, os.X_OK):
             print("SKIPPED: no broker (pass --broker build/broker/sluice or --bootstrap HOST:PORT)")
@@ -221,8 +240,10 @@ def main():
         broker = Broker(args.broker, {"num.partitions": PARTITIONS})
         broker.start()
         bootstrap = broker.bootstrap
-    print("# client matrix against %s (%s)" % (bootstrap, "node started by this script" if broker
-                                                 else "existing broker"), flush=True)
+    print("# client matrix against %s (%s)" % (bootstrap, "existing broker" if broker is None else
+                                                 "Kafka 4.4.0 reference started by this script"
+                                                 if args.reference else "node started by this script"),
+          flush=True)
     passed = failed = skipped = 0
     stamp = "%d-%d" % (os.getpid(), int(time.time()))
     try:

@@ -15,6 +15,13 @@ added when none exists), is built once into a cache folder outside the repositor
     /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --quick
     # some tests
     /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --tests 0001,0012
+    # the same selection against Apache Kafka 4.4.0 (compat/kafka/kafka_reference.py) instead of Sluice
+    /usr/bin/python3 compat/librdkafka/run_suite.py --reference kafka --tests 0001,0012
+
+In every mode KAFKA_PATH is set to the generated Kafka 4.4.0 folder (<cache>/kafka-4.4.0, jars from
+Maven Central, fetched once) and BROKERS to the bootstrap list, so the tests that run Kafka's own
+command-line tools (kafka-topics.sh, kafka-acls.sh) can run; when the jars cannot be fetched those
+tests stay N/A (with --reference kafka the whole run is skipped).
 
 Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
 `SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
@@ -23,7 +30,8 @@ there are named on a line before the last.
 
 Exit status: 0 when every test of expectations.txt that was selected passed; 1 when one of them did
 not (or the runner could not be built); 77 when the source package cannot be obtained or there is
-no broker (ctest SKIP_RETURN_CODE); 2 on bad arguments.
+no broker, or with --reference kafka when Kafka's jars cannot be fetched (ctest SKIP_RETURN_CODE); 2 on
+bad arguments.
 """
 import argparse
 import fcntl
@@ -54,6 +62,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SUMMARY_LINE = re.compile(r"^\|\s*(\S+)\s*\|\s*(DNS|SKIPPED|RUNNING|PASSED|FAILED)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 # not_applicable.txt reasons starting with this are N/A on a single node only (run with --cluster 3).
 CLUSTER_ONLY_REASON = "needs a 3-broker cluster"
+# not_applicable.txt reasons ending with this are N/A only when KAFKA_PATH cannot be provided.
+KAFKA_PATH_REASON = "via KAFKA_PATH"
 FAIL_HEADER = re.compile(r'^### Test "([^"]+)" failed at (.*): ###$')
 
 
@@ -246,11 +256,13 @@ def write_test_conf(path, bootstrap):
         f.write("test.topic.random=true\n")
 
 
-def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quick_mode, logpath):
+def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quick_mode, logpath,
+               extra_env=None):
     """Runs the test-runner for one test number; returns {name: (state, secs, text)}, note."""
     tests_dir = os.path.dirname(runner)
     src = os.path.dirname(tests_dir)
     env = dict(os.environ)
+    env.update(extra_env or {})
     env.update({
         "TESTS": number,
         "TEST_KAFKA_VERSION": kafka_version,
@@ -329,6 +341,8 @@ def main():
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY", ""),
                     help="sluice executable: start single nodes for the run")
     ap.add_argument("--bootstrap", default="", help="test a running broker (default scenario only)")
+    ap.add_argument("--reference", choices=["kafka"], default="",
+                    help="start Apache Kafka 4.4.0 nodes (compat/kafka/kafka_reference.py) instead of Sluice")
     ap.add_argument("--cluster", type=int, default=0, metavar="N",
                     help="start a ZooKeeper and N Sluice brokers (cluster mode) per scenario instead of "
                          "single nodes; topics get replication factor min(3, N)")
@@ -353,6 +367,8 @@ def main():
     ap.add_argument("--build-only", action="store_true", help="obtain and build, run nothing")
     ap.add_argument("--verbose", action="store_true", help="print the runner's output of failing tests")
     args = ap.parse_args()
+    if args.reference and (args.cluster or args.bootstrap):
+        ap.error("--reference kafka starts single Kafka nodes: not with --cluster or --bootstrap")
     args.cache = os.path.abspath(args.cache)  # the runner runs in the source tests/ folder
     deadline = time.monotonic() + args.overall_timeout
 
@@ -371,8 +387,21 @@ def main():
         return 1
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
+    # KAFKA_PATH for the tests that run Kafka's CLI tools, in every mode (the reference's jars).
+    sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
+    import kafka_reference
+    kafka_path = None
+    try:
+        kafka_path, _ = kafka_reference.prepare(args.cache)
+    except (kafka_reference.Unavailable, kafka_reference.ReferenceFailed) as e:
+        if args.reference:
+            log("%s: Kafka reference: %s" % ("SKIPPED" if isinstance(e, kafka_reference.Unavailable) else "ERROR", e))
+            return SKIP_RC if isinstance(e, kafka_reference.Unavailable) else 1
+        log("# no KAFKA_PATH (tests needing Kafka's CLI tools stay N/A): %s" % e)
     if args.build_only:
         log("# test-runner: %s" % runner)
+        if kafka_path:
+            log("# KAFKA_PATH=%s" % kafka_path)
         return 0
 
     table = parse_test_table(src)
@@ -392,17 +421,19 @@ def main():
         log("no tests selected")
         return 2
 
-    if not args.bootstrap and (not args.broker or not os.access(args.broker, os.X_OK)):
+    if not args.bootstrap and not args.reference and (not args.broker or not os.access(args.broker, os.X_OK)):
         log("SKIPPED: no broker (pass --broker build/broker/sluice or --bootstrap HOST:PORT)")
         return SKIP_RC
 
     run_dir = os.path.join(args.cache, "runs", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(run_dir, exist_ok=True)
-    log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s; runner mode %s; logs in %s"
+    log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s; runner mode %s; KAFKA_PATH=%s; logs in %s"
         % (RDKAFKA_VERSION, args.bootstrap or ("a %d-broker Sluice cluster started here" % args.cluster
-                                               if args.cluster else "a Sluice node started here"),
+                                               if args.cluster else "a Kafka %s node started here"
+                                               % kafka_reference.KAFKA_VERSION if args.reference
+                                               else "a Sluice node started here"),
            args.kafka_version,
-           "-Q (quick)" if args.runner_quick else "full", run_dir))
+           "-Q (quick)" if args.runner_quick else "full", kafka_path or "(none)", run_dir))
 
     passed = failed = skipped = 0
     expected_not_passing = []
@@ -425,7 +456,8 @@ def main():
     # Static skips first: N/A list, sockem, upstream known issues.
     runnable = []
     for t in selected:
-        if t.name in na and not (args.cluster >= 3 and na[t.name].startswith(CLUSTER_ONLY_REASON)):
+        if t.name in na and not (args.cluster >= 3 and na[t.name].startswith(CLUSTER_ONLY_REASON)) \
+                and not (kafka_path and na[t.name].endswith(KAFKA_PATH_REASON)):
             report(t.name, "N/A", ": " + na[t.name])
         elif "TEST_F_SOCKEM" in t.flags:
             report(t.name, "N/A", ": needs sockem (librdkafka's socket emulator: delays/drops by test)")
@@ -504,18 +536,22 @@ def main():
                 o = dict(overrides)
                 if args.cluster:
                     o["broker.id"] = i
-                b = Broker(args.broker, o)
+                if args.reference:
+                    b = kafka_reference.KafkaReference(args.cache, o)
+                else:
+                    b = Broker(args.broker, o)
                 nodes.append(b)
             brokers[scenario] = nodes
             for b in nodes:
-                b.start(ready_timeout=30)
+                b.start(ready_timeout=90 if args.reference else 30)
             if args.cluster:
                 wait_for_cluster(",".join(b.bootstrap for b in nodes), args.cluster)
                 log("# scenario %s: %d Sluice brokers on %s (ZooKeeper %s; data %s)"
                     % (scenario, len(nodes), ", ".join(b.bootstrap for b in nodes), zookeepers[scenario].connect,
                        ", ".join(b.dir for b in nodes)))
             else:
-                log("# scenario %s: Sluice node on %s (data %s)" % (scenario, nodes[0].bootstrap, nodes[0].dir))
+                log("# scenario %s: %s node on %s (data %s)" % (scenario, "Kafka" if args.reference else "Sluice",
+                                                             nodes[0].bootstrap, nodes[0].dir))
         return ",".join(b.bootstrap for b in brokers[scenario])
 
     try:
@@ -530,8 +566,10 @@ def main():
                 write_test_conf(conf_paths[scenario], bs)
             tmo = min(args.per_test_timeout * len(tests), max(10, int(deadline - time.monotonic())))
             logpath = os.path.join(run_dir, "%s-%s.log" % (number, scenario))
+            extra_env = {"KAFKA_PATH": kafka_path, "BROKERS": bs} if kafka_path else {}
             results, note, secs, text = run_number(runner, number, scenario, conf_paths[scenario],
-                                                   args.kafka_version, tmo, args.runner_quick, logpath)
+                                                   args.kafka_version, tmo, args.runner_quick, logpath,
+                                                   extra_env)
             for t in tests:
                 st, s, why = results.get(t.name, (None, secs, ""))
                 if st == "PASSED" and not note:
@@ -551,7 +589,7 @@ def main():
                         % (sb.bootstrap, number, sb.log_path))
                     sb.keep = True
                     sb.proc = None
-                    sb.start(ready_timeout=30)
+                    sb.start(ready_timeout=90 if args.reference else 30)
     finally:
         for sc in list(brokers):
             stop_scenario(sc)
