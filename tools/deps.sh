@@ -31,7 +31,8 @@ sluice_build() {
   # ccache, when a developer has it, is shared between checkouts: paths are hashed relative to the root.
   local launcher=()
   if command -v ccache >/dev/null; then
-    export CCACHE_BASEDIR="$SLUICE_ROOT" CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+    # NOHASHDIR: with -g ccache hashes the working directory by default, so worktrees never shared a hit.
+    export CCACHE_BASEDIR="$SLUICE_ROOT" CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_NOHASHDIR=true
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
   cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null &&
