@@ -197,6 +197,56 @@ def run(main, binary, overrides=None):
     return code
 
 
+class ReferenceBroker:
+    """What a test's main(broker, check) uses of a Broker (bootstrap, port), for Apache Kafka 4.4."""
+
+    def __init__(self, bootstrap):
+        self.bootstrap = bootstrap
+        self.port = int(bootstrap.rsplit(":", 1)[1])
+
+
+def run_reference(main, overrides=None, cache=None):
+    """Runs main(broker, checker) against Apache Kafka 4.4 (compat/kafka/kafka_reference.py) started with
+    `overrides`; returns the exit code (SKIP when its jars or Java cannot be had)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "compat", "kafka"))
+    import kafka_reference as kr
+    check = Checker()
+    try:
+        with kr.KafkaReference(cache or kr.DEFAULT_CACHE, overrides) as kafka:
+            main(ReferenceBroker(kafka.bootstrap), check)
+    except kr.Unavailable as e:
+        print("SKIPPED: %s" % e)
+        return SKIP
+    except Exception as e:  # noqa: BLE001 - reported as a failure, as run() does
+        import traceback
+        traceback.print_exc()
+        check.failures.append("exception: %r" % (e,))
+    code = check.report()
+    print("PASS (Apache Kafka 4.4)" if code == 0 else "FAILED (Apache Kafka 4.4)")
+    return code
+
+
+def run_against(main, overrides=None, description=None, add_args=None):
+    """Command line of a test that can also run against the reference: `--broker PATH` (or $SLUICE_BINARY)
+    runs main on Sluice, `--reference kafka [--cache DIR]` on Apache Kafka 4.4 with the same overrides.
+    `add_args(parser)` adds the test's own options; main may take (broker, check, args)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--broker", default="", help="path of the sluice executable")
+    ap.add_argument("--reference", choices=["kafka"], help="run against Apache Kafka 4.4 instead of Sluice")
+    ap.add_argument("--cache", default=None, help="compat cache holding the Kafka jars (--reference kafka)")
+    if add_args:
+        add_args(ap)
+    args = ap.parse_args()
+    body = (lambda b, c: main(b, c, args)) if add_args else main
+    if args.reference == "kafka":
+        return run_reference(body, overrides, args.cache)
+    binary = os.environ.get("SLUICE_BINARY") or args.broker
+    if not binary or not os.access(binary, os.X_OK):
+        print("SKIPPED: no sluice binary (pass --broker or set SLUICE_BINARY)")
+        return SKIP
+    return run(body, binary, overrides)
+
+
 ZOOKEEPER_JAR = "/usr/share/java/zookeeper.jar"  # Debian's `zookeeper` package
 
 

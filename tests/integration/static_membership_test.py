@@ -224,22 +224,25 @@ def fetch_offset_v1(conn, group, partition=0):
     return off, err
 
 
-def find_coordinator(conn, group, seconds=30):
-    """FindCoordinator v1 until NONE (the first call creates __consumer_offsets)."""
+def group_ready(conn, group, seconds=60):
+    """FindCoordinator v1 (the first call creates __consumer_offsets), then OffsetFetch until the coordinator
+    answers for `group` (Kafka answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS while it loads)."""
     deadline = time.monotonic() + seconds
     while True:
         r = conn.request(FIND_COORDINATOR, 1, s_(group) + b"\x00")
         r.int32()
         err = r.int16()
+        if err == 0:
+            err = fetch_offset_v1(conn, group)[1]
         if err == 0 or time.monotonic() > deadline:
             return err
-        time.sleep(0.1)
+        time.sleep(0.2)
 
 
 def test_fencing_by_hand(broker, check):
     group = "static-wire"
     conn = Conn(broker.port)
-    check.eq(find_coordinator(conn, group), 0, "FindCoordinator")
+    check.eq(group_ready(conn, group), 0, "coordinator ready")
     err, gen, leader, old = join_v5(conn, group, "", "inst-w")
     check.eq(err, 0, "first static join")
     err, assignment = sync_v3(conn, group, gen, old, "inst-w", [(old, b"assignment-1")])
@@ -270,6 +273,7 @@ def test_fencing_by_hand(broker, check):
 
 def test_simple_commits(broker, check):
     conn = Conn(broker.port)
+    check.eq(group_ready(conn, "never-joined"), 0, "coordinator ready")
     check.eq(commit_v7(conn, "never-joined", -1, "", "inst-s", 41, partition=1), [0],
              "generation -1 + group instance id into a group that does not exist")
     check.eq(fetch_offset_v1(conn, "never-joined", partition=1), (41, 0), "OffsetFetch of that commit")
@@ -305,5 +309,4 @@ def main(broker, check):
 
 
 if __name__ == "__main__":
-    binary, _ = h.binary_from_args(__doc__)
-    sys.exit(h.run(main, binary, {"group.initial.rebalance.delay.ms": 0}))
+    sys.exit(h.run_against(main, {"group.initial.rebalance.delay.ms": 0}, __doc__))
