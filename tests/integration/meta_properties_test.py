@@ -5,7 +5,8 @@ The real broker, real clients (confluent-kafka), a real ZooKeeper (Debian's pack
  - single node, broker.id=1: a record produced, broker stopped; meta.properties holds broker.id=1 and the
    embedded store's cluster id. Restart with broker.id=2: exit non-zero, the message names 1, 2 and the dir,
    and every file under the log dir is byte for byte (and mtime) as before. Restart with broker.id=1: the
-   record is read back at offset 0.
+   record is read back at offset 0. meta.properties removed (a dir of an older Sluice): adopted, rewritten
+   with the same ids, the record still there.
  - two log dirs of two different single-node brokers given to one broker: refused (both dirs listed),
    nothing changed.
  - a dir made in cluster mode (ZooKeeper) started in single-node mode: refused naming the ZooKeeper cluster
@@ -55,6 +56,8 @@ def diff(before, after):
 
 def read_props(path):
     props = {}
+    if not os.path.exists(path):
+        return props
     with open(path) as f:
         for line in f:
             line = line.strip()
@@ -147,11 +150,9 @@ def broker_id_switch(binary, check, keep):
     check.eq([(str(e) if e else None, o) for e, o in delivered], [(None, 0)], "delivery of the record")
     check.eq(b.stop(), 0, "exit status of the first broker")
     meta = os.path.join(b.data_dir, "meta.properties")
-    check.true(os.path.exists(meta), "meta.properties written at first start")
-    if not os.path.exists(meta):
-        return
-    with open(meta) as f:
-        check.true(f.readline().startswith("#"), "meta.properties starts with a # comment line")
+    if check.true(os.path.exists(meta), "meta.properties written at first start"):
+        with open(meta) as f:
+            check.true(f.readline().startswith("#"), "meta.properties starts with a # comment line")
     props = read_props(meta)
     check.eq(props.get("version"), "0", "meta.properties version")
     check.eq(props.get("broker.id"), "1", "meta.properties broker.id")
@@ -169,6 +170,16 @@ def broker_id_switch(binary, check, keep):
     b.start()
     check.eq(consume_first(b.bootstrap), (b"k", b"first record", 0), "record read back with broker.id=1")
     check.eq(b.stop(), 0, "exit status after reading back")
+
+    # A dir of an older Sluice (no meta.properties) is adopted: the file is written again, same cluster.
+    cluster_id = embedded_cluster_id(b.data_dir)
+    if os.path.exists(meta):
+        os.remove(meta)
+    b.start()
+    check.eq(read_props(meta).get("cluster.id"), cluster_id, "adopted dir: meta.properties cluster.id")
+    check.eq(read_props(meta).get("broker.id"), "1", "adopted dir: meta.properties broker.id")
+    check.eq(consume_first(b.bootstrap), (b"k", b"first record", 0), "record read back in the adopted dir")
+    check.eq(b.stop(), 0, "exit status after adoption")
 
 
 def two_brokers_dirs(binary, check, keep):
