@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/logging.h"
+#include "broker/meta_properties.h"
 #include "broker/topic_config.h"
 #include "coordination/embedded_store.h"
 #include "coordination/zk/zk_cluster.h"
@@ -32,6 +33,12 @@ result<void> broker::start() {
     }
     log_dir_locks_.push_back(fd);  // held until the process exits
   }
+  // Whose dirs these are (Kafka's meta.properties, checked at every start): a dir of another broker or of
+  // another cluster is refused before anything opens, recovers or deletes partition data, and a refusal
+  // changes no file in the log dirs. The broker id is checked now; the cluster id once it is known.
+  auto meta = meta_properties_ensemble::load(config_.log_dirs);
+  if (!meta) return meta.err();
+  if (auto r = meta->verify(config_.broker_id); !r) return r;
   cluster_mode_ = !config_.zookeeper_connect.empty();
   if (cluster_mode_) {
     auto options = coordination::zk::zk_options::from_config(config_.values);
@@ -39,14 +46,43 @@ result<void> broker::start() {
     options->connect = config_.zookeeper_connect;
     auto zk = coordination::zk::zk_cluster::open(*options);
     if (!zk) return error{1, "cannot connect to ZooKeeper at " + config_.zookeeper_connect + ": " + zk.err().message};
+    // Kafka's KafkaServer: the cluster id is known once connected (/cluster/id), and checked before the logs load.
+    if (auto r = meta->verify_cluster_id((*zk)->cluster_id(), "/cluster/id of ZooKeeper at " + config_.zookeeper_connect,
+                                         "The broker is trying to join the wrong cluster. Configured zookeeper.connect "
+                                         "may be wrong, or the dir is of a single-node broker (its own cluster).");
+        !r)
+      return r;
     view_ = zk->get();
     store_ = std::move(*zk);
   } else {
-    auto store = coordination::embedded_store::open(config_.log_dirs.front());
+    const auto& first = config_.log_dirs.front();
+    const auto metadata_file = coordination::embedded_store::file_in(first);
+    std::error_code ec;
+    if (auto stored = meta->cluster_id(); stored && !std::filesystem::exists(metadata_file, ec)) {
+      // The embedded store would start a new cluster here: refuse before it writes anything.
+      return error{1, "Log dir " + meta->cluster_id_dir().string() + " belongs to cluster " + *stored + " (" +
+                          (meta->cluster_id_dir() / meta_properties_file).string() +
+                          "), but this single-node broker finds no cluster metadata in " + metadata_file.string() +
+                          " and would start a new cluster with another id. A dir of a ZooKeeper cluster needs "
+                          "zookeeper.connect; a single-node broker's first log dir must stay first in log.dirs."};
+    }
+    auto store = coordination::embedded_store::open(first);
     if (!store) return error{1, "cannot open cluster metadata: " + store.err().message};
+    if (auto r = meta->verify_cluster_id((*store)->cluster_id(), "single-node cluster metadata " + metadata_file.string(),
+                                         "The dir belongs to another cluster: zookeeper.connect may be missing (a dir "
+                                         "of a ZooKeeper cluster), or the dir is another single-node broker's.");
+        !r)
+      return r;
     view_ = store->get();
     store_ = std::move(*store);
   }
+  // Every dir now carries this broker's and this cluster's ids (written where missing: a new dir, or an older
+  // Sluice's dir, adopted as Kafka adopts a dir without meta.properties).
+  auto written = meta->complete(config_.broker_id, store_->cluster_id());
+  if (!written) return written.err();
+  for (const auto& dir : *written)
+    log::info("wrote {} (broker.id {}, cluster.id {})", (dir / meta_properties_file).string(), config_.broker_id,
+              store_->cluster_id());
 
   logs_ = std::make_unique<storage::log_manager>(config_.log_dirs, make_log_config(config_, {}),
                                                  system_clock::instance());

@@ -96,6 +96,8 @@ std::optional<topic_id> topic_id_from_base64(const std::string& text) {
   return id;
 }
 
+std::filesystem::path embedded_store::file_in(const std::filesystem::path& dir) { return dir / kFileName; }
+
 result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

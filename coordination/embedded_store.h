@@ -24,6 +24,9 @@ class embedded_store final : public cluster_store, public cluster_view {
   /// Loads the file if present, else creates it with a new cluster id. Errors: io_error when the file
   /// exists but cannot be read or parsed (never silently replaced: that would lose topics).
   static result<std::unique_ptr<embedded_store>> open(const std::filesystem::path& dir);
+  /// `<dir>/__cluster_metadata.json`, the file open() reads or creates (the broker checks it exists before
+  /// open() would start a new cluster in a log dir that belongs to another one).
+  static std::filesystem::path file_in(const std::filesystem::path& dir);
 
   std::string cluster_id() const override;
   std::vector<topic_assignment> topics() const override;
