@@ -126,9 +126,10 @@ class log {
 
   // ---- part B: time index, retention, DeleteRecords, flush policy ----------------------------------
 
-  /// KIP-79 ListOffsets by timestamp: the first offset whose record timestamp >= `timestamp_ms` (a
-  /// compressed batch answers with its base offset: we do not decompress), or -1 when no record is that
-  /// late. Only offsets >= the log start offset are considered.
+  /// KIP-79 ListOffsets by timestamp: the first offset (in offset order) whose record timestamp >=
+  /// `timestamp_ms`, or -1 when no record is that late; the records of compressed batches are read
+  /// (decompressed one batch at a time), as Kafka's LogSegment.findOffsetByTimestamp. Only offsets >= the
+  /// log start offset are considered. Errors as segment::offset_for_timestamp.
   /// `found_timestamp`, when given, receives the found record's timestamp (Kafka answers it).
   sluice::result<int64_t> offset_for_timestamp(int64_t timestamp_ms, int64_t* found_timestamp = nullptr);
 
@@ -136,8 +137,10 @@ class log {
     int64_t timestamp = -1;
     int64_t offset = -1;
   };
-  /// KIP-734 ListOffsets MAX_TIMESTAMP (-3): the largest batch max timestamp and the last offset of the
-  /// batch carrying it (first such batch), or {-1, -1} for an empty log.
+  /// KIP-734 ListOffsets MAX_TIMESTAMP (-3): the largest batch max timestamp and the offset of the first
+  /// record carrying it (in the first batch with that max timestamp; a compressed batch is decompressed),
+  /// as Kafka 3.7.1+/4.x (UnifiedLog.fetchOffsetByTimestamp with RecordBatch.offsetOfMaxTimestamp), or
+  /// {-1, -1} for an empty log.
   sluice::result<timestamp_and_offset> max_timestamp_and_offset();
 
   /// Retention (Kafka's deleteOldSegments): deletes whole segments, oldest first, while either the

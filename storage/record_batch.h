@@ -128,7 +128,7 @@ struct record_header {
   std::optional<std::string_view> value;
 };
 
-/// One record of an uncompressed batch, its fields viewing the batch bytes.
+/// One record of a batch, its fields viewing the batch bytes (or the decompressed records of a compressed batch).
 struct record_view {
   int64_t offset = 0;
   int64_t timestamp = -1;  // LogAppendTime batches: the batch max timestamp
@@ -137,7 +137,8 @@ struct record_view {
   std::vector<record_header> headers;
 };
 
-/// Walks the records of one UNCOMPRESSED v2 batch. The batch bytes must outlive the iterator and its views.
+/// Walks the records of one v2 batch: open() for an UNCOMPRESSED batch as stored, over_records() for the
+/// decompressed records of a compressed one. The bytes must outlive the iterator and its views.
 ///   auto it = record_iterator::open(bytes); record_view r; while (it->next(r)) { ... }
 ///   if (it->error()) { malformed }
 class record_iterator {
@@ -145,6 +146,13 @@ class record_iterator {
   /// `batch` starts with one whole batch (extra bytes after it are ignored). Header errors as
   /// parse_record_batch_header (the CRC is not checked here); a compressed batch is errc::invalid_argument.
   static sluice::result<record_iterator> open(std::span<const uint8_t> batch);
+
+  /// Walks `records`, the record bytes of the batch described by `header` (for a compressed batch, its
+  /// decompressed payload; see decompress() in compression.h). Offsets and timestamps come from `header`
+  /// (LogAppendTime: every record gets header.max_timestamp). `records` must outlive the iterator.
+  static record_iterator over_records(const record_batch_header& header, std::span<const uint8_t> records) {
+    return record_iterator(header, records);
+  }
 
   /// Fills `out` with the next record; false at the end or when a record is malformed (then error() is set:
   /// errc::invalid_record), or when the batch holds fewer records than recordsCount says.

@@ -11,6 +11,7 @@
 
 #include "base/logging.h"
 #include "storage/byte_order.h"
+#include "storage/compression.h"
 #include "storage/crc32c.h"
 #include "storage/errc.h"
 
@@ -425,6 +426,37 @@ sluice::result<void> segment::remove_files() {
 
 namespace sluice::storage {
 
+namespace {
+
+// The first record of the one whole batch `batch` (header `h`) whose timestamp >= `timestamp` and offset >=
+// `starting_offset`, in offset order, or -1. A compressed batch is decompressed here (bounded by
+// max_decompressed_batch_bytes); its records then go through the same walk as an uncompressed batch's.
+sluice::result<int64_t> first_record_at_or_after(std::span<const uint8_t> batch, const record_batch_header& h,
+                                                 int64_t timestamp, int64_t starting_offset,
+                                                 int64_t* found_timestamp) {
+  const auto payload = batch.subspan(record_batch_header_size, static_cast<size_t>(h.size_bytes()) - record_batch_header_size);
+  std::vector<uint8_t> decompressed;
+  std::span<const uint8_t> records = payload;
+  if (h.compression() != compression_codec::none) {
+    auto d = decompress(h.compression(), payload);
+    if (!d) return d.err();
+    decompressed = std::move(d.value());
+    records = decompressed;
+  }
+  auto it = record_iterator::over_records(h, records);
+  record_view rec;
+  while (it.next(rec)) {
+    if (rec.timestamp >= timestamp && rec.offset >= starting_offset) {
+      if (found_timestamp) *found_timestamp = rec.timestamp;
+      return rec.offset;
+    }
+  }
+  if (it.error()) return *it.error();
+  return int64_t{-1};
+}
+
+}  // namespace
+
 sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t starting_offset,
                                                       int64_t* found_timestamp) const {
   if (max_timestamp_ < timestamp || starting_offset >= next_offset_) return int64_t{-1};
@@ -436,27 +468,27 @@ sluice::result<int64_t> segment::offset_for_timestamp(int64_t timestamp, int64_t
     if (!sp.value()) return int64_t{-1};
     pos = std::max(pos, sp.value()->position);
   }
+  // Kafka's FileRecords.searchForTimestamp: the batches from that position; in each batch whose max
+  // timestamp reaches the target, its records in offset order (a compressed batch is decompressed, one
+  // batch at a time), and the first record with timestamp >= target and offset >= starting_offset wins.
+  // Timestamps may go backwards inside a batch: the answer is the first in offset order, not the smallest.
   std::vector<uint8_t> bytes;
   while (pos < size_) {
     auto h = read_header(pos);
     if (!h) return h.err();
     if (h->max_timestamp >= timestamp && h->last_offset() >= starting_offset) {
-      if (h->compression() != compression_codec::none || h->ts_type() == timestamp_type::log_append_time) {
+      if (h->ts_type() == timestamp_type::log_append_time) {
+        // Every record of a LogAppendTime batch reads as the batch's max timestamp (Kafka's
+        // DefaultRecordBatch), so its first record >= starting_offset is the answer: no need to decompress
+        // (stored batches have the offset deltas 0..n-1: the log renumbers any other).
         if (found_timestamp) *found_timestamp = h->max_timestamp;
         return std::max(h->base_offset, starting_offset);
       }
       bytes.resize(static_cast<size_t>(h->size_bytes()));
       if (auto r = pread_exact(bytes.data(), bytes.size(), pos); !r) return r.err();
-      auto it = record_iterator::open(bytes);
-      if (!it) return it.err();
-      record_view rec;
-      while (it->next(rec)) {
-        if (rec.timestamp >= timestamp && rec.offset >= starting_offset) {
-          if (found_timestamp) *found_timestamp = rec.timestamp;
-          return rec.offset;
-        }
-      }
-      if (it->error()) return *it->error();
+      auto found = first_record_at_or_after(bytes, *h, timestamp, starting_offset, found_timestamp);
+      if (!found) return found.err();
+      if (found.value() >= 0) return found;
     }
     pos += h->size_bytes();
   }

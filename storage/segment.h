@@ -76,10 +76,15 @@ class segment {
   sluice::result<std::optional<batch_position>> find_batch_by_timestamp(int64_t timestamp) const;
 
   /// The first offset >= `starting_offset` whose record timestamp >= `timestamp` (Kafka's
-  /// LogSegment.findOffsetByTimestamp), or -1. Compressed batches answer with their first offset
-  /// >= starting_offset (not decompressed); LogAppendTime batches use the batch max timestamp.
-  /// `found_timestamp`, when given, receives the timestamp of the record found (the batch's max timestamp
-  /// for a compressed or LogAppendTime batch, whose records are not read).
+  /// LogSegment.findOffsetByTimestamp and FileRecords.searchForTimestamp), or -1. Starts at the time index
+  /// floor entry; reads the records of each batch whose max timestamp >= `timestamp`, in offset order, so
+  /// timestamps that go backwards inside a batch give the first record in offset order that reaches the
+  /// target. A compressed batch is decompressed (one batch in memory at a time, at most
+  /// max_decompressed_batch_bytes). A LogAppendTime batch is not read: all its records carry the batch max
+  /// timestamp (Kafka's rule), so its first offset >= `starting_offset` is the answer.
+  /// `found_timestamp`, when given, receives the timestamp of the record found.
+  /// Errors: errc::io_error on a failed read; errc::corrupt_message / errc::invalid_record if a stored
+  /// batch does not decompress or parse.
   sluice::result<int64_t> offset_for_timestamp(int64_t timestamp, int64_t starting_offset,
                                                int64_t* found_timestamp = nullptr) const;
 
