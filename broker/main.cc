@@ -1,4 +1,5 @@
 // sluice: a Kafka-protocol broker. Usage: sluice [server.properties] [--config FILE] [--override key=value]...
+//         sluice --version | --help
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 
 #include "base/logging.h"
 #include "broker/broker.h"
+#include "broker/build_version.h"
 #include "broker/config.h"
 
 namespace po = boost::program_options;
@@ -17,6 +19,7 @@ int main(int argc, char** argv) {
   po::options_description options("Options");
   options.add_options()
       ("help,h", "print this help")
+      ("version", "print the version and git revision, then exit")
       ("config,c", po::value<std::string>(), "server.properties file with Kafka's broker keys")
       ("override", po::value<std::vector<std::string>>()->composing(), "key=value, overrides the file (repeatable)");
   po::positional_options_description positional;
@@ -31,6 +34,10 @@ int main(int argc, char** argv) {
   }
   if (vm.count("help")) {
     std::cout << "Usage: sluice [server.properties] [--config FILE] [--override key=value]...\n" << options;
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "sluice " << broker::build_version() << " (revision " << broker::build_revision() << ")\n";
     return 0;
   }
 
@@ -70,6 +77,7 @@ int main(int argc, char** argv) {
   // sendfile(2) to a socket the client closed raises SIGPIPE; the error is handled where it is returned.
   std::signal(SIGPIPE, SIG_IGN);
   log::init(config->log_level);
+  log::info("sluice {} (revision {})", broker::build_version(), broker::build_revision());
   // Each partition holds three files open (.log, .index, .timeindex): raise the soft limit on open files to
   // the hard one, as the JVM does for Kafka, so the limit is what the administrator set, not a login default.
   if (struct rlimit rl; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

@@ -40,6 +40,11 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
     if (seen[ct.name] > 1) {
       fail(error_code::invalid_request, "Create topics request from client contains multiple entries for topic " + ct.name);
       valid = false;
+    } else if (auto reason = invalid_topic_name_reason(ct.name)) {
+      // Kafka's controller checks names first (ReplicationControlManager.validateNewTopicNames), before the
+      // assignment, counts and configs: INVALID_TOPIC_EXCEPTION with Topic.validate's message.
+      fail(error_code::invalid_topic_exception, std::move(*reason));
+      valid = false;
     } else if (!ct.assignments.empty()) {
       if (ct.num_partitions != -1 || ct.replication_factor != -1) {
         fail(error_code::invalid_request,
@@ -65,12 +70,12 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
       if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;
       if (spec.replication_factor == -1) spec.replication_factor = hc.config.default_replication_factor;
     }
-    std::string nulls;  // Kafka: INVALID_CONFIG for null config values (once the name itself is valid)
+    std::string nulls;  // Kafka: INVALID_CONFIG for null config values (the name was found valid above)
     for (const auto& c : ct.configs) {
       if (c.value.has_value()) spec.configs[c.name] = *c.value;
       else nulls += (nulls.empty() ? "" : ",") + c.name;
     }
-    if (valid && !nulls.empty() && !invalid_topic_name_reason(ct.name)) {
+    if (valid && !nulls.empty()) {
       fail(error_code::invalid_config, "Null value not supported for topic configs: " + nulls);
       valid = false;
     }
@@ -78,7 +83,10 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
     if (valid) {
       auto err = hc.topics.create(spec, req.validate_only);
       if (!err.ok()) fail(err.code, err.message);
-      else out.error_code = error_code::none;
+      else {
+        out.error_code = error_code::none;
+        out.error_message = std::nullopt;  // Kafka's controller: null on success (the schema's "" is never sent)
+      }
       if (err.ok() && !req.validate_only && hc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
     if (out.error_code == error_code::none) {

@@ -26,14 +26,17 @@ task<response> delete_topics(handler_context& hc, request_context& rc, protocol:
     response::deletable_topic_result out;
     out.name = w.name;
     out.topic_id = w.id;
-    std::shared_ptr<const topic> t;
-    if (w.name.has_value() && !w.name->empty()) t = hc.topics.find(*w.name);
-    else t = hc.topics.find(from_wire(w.id));
+    // A non-null name is a name, "" and other names Kafka's Topic.validate rejects included: Kafka's
+    // controller looks them up like any name and answers UNKNOWN_TOPIC_OR_PARTITION with the error's default
+    // message (ControllerApis.deleteTopics, ReplicationControlManager.findTopicIds). A null name (v6+) means
+    // the topic id.
+    const bool by_name = w.name.has_value();
+    std::shared_ptr<const topic> t = by_name ? hc.topics.find(*w.name) : hc.topics.find(from_wire(w.id));
     if (!hc.config.delete_topic_enable) {
       out.error_code = error_code::topic_deletion_disabled;
     } else if (!t) {
-      out.error_code = (w.name.has_value() && !w.name->empty()) ? error_code::unknown_topic_or_partition
-                                                                 : error_code::unknown_topic_id;
+      out.error_code = by_name ? error_code::unknown_topic_or_partition : error_code::unknown_topic_id;
+      if (by_name) out.error_message = "This server does not host this topic-partition.";
     } else {
       out.name = t->name;
       out.topic_id = to_wire(t->id);

@@ -1,5 +1,7 @@
 // Metadata (key 3): brokers, cluster id, controller, and topics with their partitions. Auto-creates
-// unknown topics when the request allows it (v4+) and auto.create.topics.enable is true. Single node:
+// unknown topics when the request allows it (v4+; v0-3 always allow) and auto.create.topics.enable is true.
+// A requested name that Kafka's Topic.validate rejects ("", ".", "..", over 249 characters, a character
+// outside [a-zA-Z0-9._-]) gets INVALID_TOPIC_EXCEPTION for that topic, the rest of the answer intact. Single node:
 // this broker leads everything. Cluster mode: answered from the cluster snapshot, the same on every
 // broker (live brokers, leaders, replicas, ISR, offline replicas).
 #include <algorithm>
@@ -126,8 +128,11 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     co_return resp;
   }
   for (const auto& wanted : *req.topics) {
-    if (!wanted.name.has_value() || wanted.name->empty()) {
-      auto found = by_id(from_wire(wanted.topic_id));
+    // v10+: a non-zero topic id names the topic (Kafka then ignores the name); a null name (v12) with no id
+    // finds nothing. Any other entry is a name, the empty string included: "" is a name Kafka's
+    // Topic.validate rejects, so it is INVALID_TOPIC_EXCEPTION as below, never an id lookup.
+    if (!wanted.topic_id.is_zero() || !wanted.name.has_value()) {
+      auto found = wanted.topic_id.is_zero() ? std::nullopt : by_id(from_wire(wanted.topic_id));
       resp.topics.push_back(found ? std::move(*found) : topic_error(error_code::unknown_topic_id, std::nullopt));
       continue;
     }
@@ -136,6 +141,8 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
       resp.topics.push_back(std::move(*found));
       continue;
     }
+    // Kafka (KafkaApis.getTopicMetadata, AutoTopicCreationManager): a name Topic.validate rejects is
+    // INVALID_TOPIC_EXCEPTION whether auto-creation is allowed or not, and is never created.
     if (invalid_topic_name_reason(name)) {
       resp.topics.push_back(topic_error(error_code::invalid_topic_exception, name));
       continue;
