@@ -1,8 +1,10 @@
 #include "broker/handler_table.h"
 
-#include <array>
+#include <cstdlib>
+#include <vector>
 
 #include "broker/handlers/handlers.h"
+#include "protocol/api_traits.h"
 
 namespace sluice::broker {
 namespace {
@@ -32,45 +34,64 @@ boost::asio::awaitable<handler_outcome> adapt(handler_context& hc, request_conte
 
 using protocol::api_key;
 
-// Versions: the newest Kafka defines that we implement fully. Produce is advertised from v0 as Kafka 4.0
-// does (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
-const std::array<handler_entry, 27> kTable = {{
-    {api_key::produce, 0, 11, &adapt<protocol::produce_request, handlers::produce>},
-    {api_key::fetch, 4, 17, &adapt<protocol::fetch_request, handlers::fetch>},
-    {api_key::list_offsets, 0, 10, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
-    {api_key::metadata, 0, 12, &adapt<protocol::metadata_request, handlers::metadata>},
-    {api_key::api_versions, 0, 4, &adapt<protocol::api_versions_request, handlers::api_versions>},
-    {api_key::create_topics, 0, 7, &adapt<protocol::create_topics_request, handlers::create_topics>},
-    {api_key::delete_topics, 0, 6, &adapt<protocol::delete_topics_request, handlers::delete_topics>},
-    {api_key::offset_commit, 0, 9, &adapt<protocol::offset_commit_request, handlers::offset_commit>},
-    {api_key::offset_fetch, 0, 9, &adapt<protocol::offset_fetch_request, handlers::offset_fetch>},
-    {api_key::find_coordinator, 0, 6, &adapt<protocol::find_coordinator_request, handlers::find_coordinator>},
-    {api_key::join_group, 0, 9, &adapt<protocol::join_group_request, handlers::join_group>},
-    {api_key::heartbeat, 0, 4, &adapt<protocol::heartbeat_request, handlers::heartbeat>},
-    {api_key::leave_group, 0, 5, &adapt<protocol::leave_group_request, handlers::leave_group>},
-    {api_key::sync_group, 0, 5, &adapt<protocol::sync_group_request, handlers::sync_group>},
-    {api_key::describe_groups, 0, 5, &adapt<protocol::describe_groups_request, handlers::describe_groups>},
-    {api_key::list_groups, 0, 5, &adapt<protocol::list_groups_request, handlers::list_groups>},
-    {api_key::delete_groups, 0, 2, &adapt<protocol::delete_groups_request, handlers::delete_groups>},
-    {api_key::offset_delete, 0, 0, &adapt<protocol::offset_delete_request, handlers::offset_delete>},
-    {api_key::init_producer_id, 0, 5, &adapt<protocol::init_producer_id_request, handlers::init_producer_id>},
-    {api_key::delete_records, 0, 2, &adapt<protocol::delete_records_request, handlers::delete_records>},
-    {api_key::offset_for_leader_epoch, 0, 4, &adapt<protocol::offset_for_leader_epoch_request, handlers::offset_for_leader_epoch>},
-    {api_key::describe_configs, 0, 4, &adapt<protocol::describe_configs_request, handlers::describe_configs>},
-    {api_key::alter_configs, 0, 2, &adapt<protocol::alter_configs_request, handlers::alter_configs>},
-    {api_key::describe_log_dirs, 0, 4, &adapt<protocol::describe_log_dirs_request, handlers::describe_log_dirs>},
-    {api_key::incremental_alter_configs, 0, 1,
-     &adapt<protocol::incremental_alter_configs_request, handlers::incremental_alter_configs>},
-    {api_key::create_partitions, 0, 3, &adapt<protocol::create_partitions_request, handlers::create_partitions>},
-    {api_key::describe_cluster, 0, 1, &adapt<protocol::describe_cluster_request, handlers::describe_cluster>},
-}};
+// The served APIs; their versions come from the message definitions (`served=` there, default every defined
+// version: the newest Kafka defines that we implement fully). Produce is defined and served from v0 as Kafka 4.0
+// advertises it (librdkafka <= 2.11 compresses only when v0 is in range); v0-2 are answered UNSUPPORTED_VERSION.
+struct served_api {
+  api_key key;
+  handler_fn handle;
+};
+constexpr served_api kServed[] = {
+    {api_key::produce, &adapt<protocol::produce_request, handlers::produce>},
+    {api_key::fetch, &adapt<protocol::fetch_request, handlers::fetch>},
+    {api_key::list_offsets, &adapt<protocol::list_offsets_request, handlers::list_offsets>},
+    {api_key::metadata, &adapt<protocol::metadata_request, handlers::metadata>},
+    {api_key::api_versions, &adapt<protocol::api_versions_request, handlers::api_versions>},
+    {api_key::create_topics, &adapt<protocol::create_topics_request, handlers::create_topics>},
+    {api_key::delete_topics, &adapt<protocol::delete_topics_request, handlers::delete_topics>},
+    {api_key::offset_commit, &adapt<protocol::offset_commit_request, handlers::offset_commit>},
+    {api_key::offset_fetch, &adapt<protocol::offset_fetch_request, handlers::offset_fetch>},
+    {api_key::find_coordinator, &adapt<protocol::find_coordinator_request, handlers::find_coordinator>},
+    {api_key::join_group, &adapt<protocol::join_group_request, handlers::join_group>},
+    {api_key::heartbeat, &adapt<protocol::heartbeat_request, handlers::heartbeat>},
+    {api_key::leave_group, &adapt<protocol::leave_group_request, handlers::leave_group>},
+    {api_key::sync_group, &adapt<protocol::sync_group_request, handlers::sync_group>},
+    {api_key::describe_groups, &adapt<protocol::describe_groups_request, handlers::describe_groups>},
+    {api_key::list_groups, &adapt<protocol::list_groups_request, handlers::list_groups>},
+    {api_key::delete_groups, &adapt<protocol::delete_groups_request, handlers::delete_groups>},
+    {api_key::offset_delete, &adapt<protocol::offset_delete_request, handlers::offset_delete>},
+    {api_key::init_producer_id, &adapt<protocol::init_producer_id_request, handlers::init_producer_id>},
+    {api_key::delete_records, &adapt<protocol::delete_records_request, handlers::delete_records>},
+    {api_key::offset_for_leader_epoch, &adapt<protocol::offset_for_leader_epoch_request, handlers::offset_for_leader_epoch>},
+    {api_key::describe_configs, &adapt<protocol::describe_configs_request, handlers::describe_configs>},
+    {api_key::alter_configs, &adapt<protocol::alter_configs_request, handlers::alter_configs>},
+    {api_key::describe_log_dirs, &adapt<protocol::describe_log_dirs_request, handlers::describe_log_dirs>},
+    {api_key::incremental_alter_configs, &adapt<protocol::incremental_alter_configs_request, handlers::incremental_alter_configs>},
+    {api_key::create_partitions, &adapt<protocol::create_partitions_request, handlers::create_partitions>},
+    {api_key::describe_cluster, &adapt<protocol::describe_cluster_request, handlers::describe_cluster>},
+};
+
+std::vector<handler_entry> build_table() {
+  std::vector<handler_entry> out;
+  for (const auto& s : kServed) {
+    const protocol::api_traits* t = protocol::find_api_traits(static_cast<int16_t>(s.key));
+    if (t == nullptr) std::abort();  // a served API without a definition cannot compile its adapt<>
+    out.push_back({s.key, t->served_min_version, t->served_max_version, s.handle});
+  }
+  return out;
+}
+
+const std::vector<handler_entry>& table() {
+  static const std::vector<handler_entry> t = build_table();
+  return t;
+}
 
 }  // namespace
 
-std::span<const handler_entry> handler_table() { return kTable; }
+std::span<const handler_entry> handler_table() { return table(); }
 
 const handler_entry* find_handler(int16_t key) {
-  for (const auto& e : kTable)
+  for (const auto& e : table())
     if (static_cast<int16_t>(e.key) == key) return &e;
   return nullptr;
 }

@@ -19,8 +19,9 @@ struct handler_outcome {
 
 using handler_fn = boost::asio::awaitable<handler_outcome> (*)(handler_context&, request_context&, protocol::reader&);
 
-/// One served API: its key, the version range advertised in ApiVersions, and the entry point that decodes
-/// the typed request, runs the handler and encodes the typed response.
+/// One served API: its key, the version range advertised in ApiVersions (the served range of its message
+/// definition, `protocol::api_traits`: never listed twice), and the entry point that decodes the typed
+/// request, runs the handler and encodes the typed response.
 struct handler_entry {
   protocol::api_key key;
   int16_t min_version;

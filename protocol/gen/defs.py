@@ -7,7 +7,7 @@ A file holds messages; each message is a header line followed by indented field 
     TopicData         []TopicProduceData  0+
       Name            string              0+
 
-Header: <request|response|data> <Name> [key=<api key>] versions=<range> flexible=<range>
+Header: <request|response|data> <Name> [key=<api key>] versions=<range> flexible=<range> [served=<range>]
 Field:  <Name> <type> <versions> [nullable=<range>] [tag=<n>] [tagged=<range>] [default=<value>]
 Nested fields are indented two spaces deeper than their parent (a struct or []struct field).
 `struct <Name> versions=<range>` at column 0 declares a struct shared by the messages of the file,
@@ -88,6 +88,8 @@ class Message:
         self.key = int(attrs.pop("key")) if "key" in attrs else None
         self.versions = Range(attrs.pop("versions"))
         self.flexible = Range(attrs.pop("flexible", "none"))
+        # Requests only: the versions Sluice serves and advertises in ApiVersions (default: all it defines).
+        self.served = Range(attrs.pop("served", self.versions.text))
         if attrs:
             raise ValueError("line %d: unknown attributes %s" % (line, sorted(attrs)))
         self.fields = []
