@@ -2,7 +2,10 @@
 
 #include <charconv>
 #include <functional>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 namespace sluice::broker {
 namespace {
@@ -146,32 +149,118 @@ result<std::vector<endpoint>> parse_listeners(const std::string& text) {
   return out;
 }
 
-result<std::map<std::string, std::string>> parse_properties(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::stringstream in(text);
-  std::string line, logical;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    std::string t = trim(line);
-    if (logical.empty() && (t.empty() || t[0] == '#' || t[0] == '!')) continue;
-    if (!t.empty() && t.back() == '\\') {
-      t.pop_back();
-      logical += t;
+namespace {
+
+bool properties_space(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+
+/// java.util.Properties.loadConvert: \uXXXX, \t \n \r \f, and a backslash before any other character
+/// stands for that character. Empty when a \u escape is malformed (Java throws IllegalArgumentException).
+std::optional<std::string> properties_unescape(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c != '\\' || i + 1 == in.size()) {
+      out += c;
       continue;
     }
-    logical += t;
-    size_t sep = logical.find_first_of("=: \t");
-    std::string key = trim(logical.substr(0, sep));
-    std::string value;
-    if (sep != std::string::npos) {
-      size_t v = sep;
-      while (v < logical.size() && (logical[v] == ' ' || logical[v] == '\t')) ++v;
-      if (v < logical.size() && (logical[v] == '=' || logical[v] == ':')) ++v;
-      value = trim(logical.substr(v));
+    c = in[++i];
+    switch (c) {
+      case 't': out += '\t'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 'f': out += '\f'; break;
+      case 'u': {
+        if (in.size() - i - 1 < 4) return std::nullopt;
+        uint32_t cp = 0;
+        for (int k = 1; k <= 4; ++k) {
+          char h = in[i + k];
+          cp <<= 4;
+          if (h >= '0' && h <= '9') cp |= static_cast<uint32_t>(h - '0');
+          else if (h >= 'a' && h <= 'f') cp |= static_cast<uint32_t>(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F') cp |= static_cast<uint32_t>(h - 'A' + 10);
+          else return std::nullopt;
+        }
+        i += 4;
+        // UTF-8 of the code unit (surrogates are written as they come, as three bytes each).
+        if (cp < 0x80) {
+          out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+          out += static_cast<char>(0xC0 | (cp >> 6));
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          out += static_cast<char>(0xE0 | (cp >> 12));
+          out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        break;
+      }
+      default: out += c;
     }
-    if (key.empty()) return config_error("line " + std::to_string(lineno) + ": no key");
-    out[key] = value;
+  }
+  return out;
+}
+
+}  // namespace
+
+result<std::map<std::string, std::string>> parse_properties(const std::string& text) {
+  // java.util.Properties.load: natural lines end at \n, \r or \r\n; leading blanks are skipped; '#' or '!'
+  // starts a comment line; an odd number of trailing backslashes continues the logical line on the next one
+  // (its leading blanks skipped); the key ends at the first unescaped '=', ':' or blank; escapes are decoded.
+  std::vector<std::string> lines;
+  {
+    std::string cur;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '\n' || c == '\r') {
+        lines.push_back(std::move(cur));
+        cur.clear();
+        if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      } else {
+        cur += c;
+      }
+    }
+    if (!cur.empty()) lines.push_back(std::move(cur));
+  }
+  std::map<std::string, std::string> out;
+  std::string logical;
+  bool continuing = false;
+  int first_line = 0;
+  for (size_t n = 0; n < lines.size(); ++n) {
+    std::string_view line = lines[n];
+    size_t b = 0;
+    while (b < line.size() && properties_space(line[b])) ++b;
+    line.remove_prefix(b);
+    if (!continuing) {
+      if (line.empty() || line[0] == '#' || line[0] == '!') continue;
+      first_line = static_cast<int>(n) + 1;
+    }
+    size_t slashes = 0;
+    while (slashes < line.size() && line[line.size() - 1 - slashes] == '\\') ++slashes;
+    if (slashes % 2 == 1) {
+      logical.append(line.substr(0, line.size() - 1));
+      continuing = true;
+      if (n + 1 < lines.size()) continue;
+    } else {
+      logical.append(line);
+    }
+    continuing = false;
+    size_t k = 0;
+    bool escaped = false;
+    for (; k < logical.size(); ++k) {
+      char c = logical[k];
+      if (escaped) { escaped = false; continue; }
+      if (c == '\\') { escaped = true; continue; }
+      if (c == '=' || c == ':' || properties_space(c)) break;
+    }
+    size_t v = k;
+    while (v < logical.size() && properties_space(logical[v])) ++v;
+    if (v < logical.size() && (logical[v] == '=' || logical[v] == ':')) ++v;
+    while (v < logical.size() && properties_space(logical[v])) ++v;
+    auto key = properties_unescape(std::string_view(logical).substr(0, k));
+    auto value = properties_unescape(std::string_view(logical).substr(v));
+    if (!key || !value) return config_error("line " + std::to_string(first_line) + ": malformed \\uxxxx escape");
+    if (key->empty()) return config_error("line " + std::to_string(first_line) + ": no key");
+    out[*key] = trim(*value);  // Kafka's ConfigDef trims values before parsing them
     logical.clear();
   }
   return out;

@@ -68,8 +68,10 @@ struct broker_config {
 /// (for keys read in one place only, such as the replica.fetch.* settings).
 int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback);
 
-/// Reads `server.properties`-format text: `key=value`, `key: value` or `key value` lines, `#`/`!`
-/// comments, a trailing backslash continues a line. Errors carry the line number.
+/// Reads `server.properties`-format text as java.util.Properties.load does: `key=value`, `key: value` or
+/// `key value` lines ended by \n, \r or \r\n, `#`/`!` comments, a trailing backslash continues a line,
+/// escapes (\uXXXX, \t, \n, \r, \f, backslash + any character) decoded in keys and values; values are
+/// trimmed (as Kafka's ConfigDef does before parsing). Errors (no key, malformed \u) carry the line number.
 result<std::map<std::string, std::string>> parse_properties(const std::string& text);
 
 /// Builds the effective config from defaults, `file_values` then `overrides`. Invalid values (a
