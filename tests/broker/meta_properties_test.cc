@@ -10,26 +10,12 @@
 #include <set>
 #include <sstream>
 
+#include "tests/storage/test_util.h"
+
 namespace sluice::broker {
 namespace {
 
-class temp_dir {
- public:
-  temp_dir() {
-    std::string tmpl = "/tmp/sluice-meta-properties-test-XXXXXX";
-    char* p = ::mkdtemp(tmpl.data());
-    if (p == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = p;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using storage::testing::temp_dir;  // a fresh /tmp directory, removed at the end of the test
 
 std::string slurp(const std::filesystem::path& file) {
   std::ifstream in(file);

@@ -16,7 +16,6 @@
    (MSG_SIZE_TOO_LARGE). A breaker found both silently back at the broker defaults after a restart.
 """
 import os
-import struct
 import subprocess
 import time
 
@@ -114,20 +113,9 @@ def consume_kafka_python(topic, bootstrap, n):
 
 
 def stored_codecs(broker, topic):
-    """Codec of every batch in the partition's segment files, with a CRC32C check of each batch."""
-    d = os.path.join(broker.data_dir, topic + "-0")
-    codecs = []
-    for name in sorted(os.listdir(d)):
-        if not name.endswith(".log"):
-            continue
-        data = open(os.path.join(d, name), "rb").read()
-        pos = 0
-        while pos + 61 <= len(data):
-            base, length = struct.unpack(">qi", data[pos:pos + 12])
-            attrs = struct.unpack(">h", data[pos + 21:pos + 23])[0]
-            codecs.append(CODECS.get(attrs & 7, "?%d" % (attrs & 7)))
-            pos += 12 + length
-    return codecs
+    """Codec of every batch in the partition's segment files."""
+    return [CODECS.get(attrs & 7, "?%d" % (attrs & 7))
+            for _, attrs, _ in h.segment_batches(os.path.join(broker.data_dir, topic + "-0"))]
 
 
 def expect(recs):

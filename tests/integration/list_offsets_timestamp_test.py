@@ -69,20 +69,8 @@ def produce(broker, check, topic, codec, timestamps):
 
 def stored_batches(broker, topic):
     """(codec, records count) of every batch in the partition's segment files."""
-    d = os.path.join(broker.data_dir, topic + "-0")
-    out = []
-    for name in sorted(os.listdir(d)):
-        if not name.endswith(".log"):
-            continue
-        data = open(os.path.join(d, name), "rb").read()
-        pos = 0
-        while pos + 61 <= len(data):
-            length = struct.unpack(">i", data[pos + 8:pos + 12])[0]
-            attrs = struct.unpack(">h", data[pos + 21:pos + 23])[0]
-            count = struct.unpack(">i", data[pos + 57:pos + 61])[0]
-            out.append((CODECS.get(attrs & 7, "?"), count))
-            pos += 12 + length
-    return out
+    return [(CODECS.get(attrs & 7, "?"), count)
+            for _, attrs, count in h.segment_batches(os.path.join(broker.data_dir, topic + "-0"))]
 
 
 def offsets_for_times(broker, topic, targets):

@@ -197,6 +197,26 @@ def run(main, binary, overrides=None):
     return code
 
 
+def segment_batches(partition_dir):
+    """The record batch headers of every segment file of a partition dir, in file order:
+    a list of (base offset, attributes, record count) read from the v2 batch header."""
+    import struct
+    out = []
+    for name in sorted(os.listdir(partition_dir)):
+        if not name.endswith(".log"):
+            continue
+        with open(os.path.join(partition_dir, name), "rb") as f:
+            data = f.read()
+        pos = 0
+        while pos + 61 <= len(data):
+            base, length = struct.unpack(">qi", data[pos:pos + 12])
+            attrs = struct.unpack(">h", data[pos + 21:pos + 23])[0]
+            count = struct.unpack(">i", data[pos + 57:pos + 61])[0]
+            out.append((base, attrs, count))
+            pos += 12 + length
+    return out
+
+
 class ReferenceBroker:
     """What a test's main(broker, check) uses of a Broker (bootstrap, port), for Apache Kafka 4.4."""
 
