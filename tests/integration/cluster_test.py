@@ -236,6 +236,10 @@ def min_isr(cluster, check):
     from kafka.errors import NotEnoughReplicasError
     topic = "isr"
     create_topic(cluster, topic, 1, 3, {"min.insync.replicas": "2"})
+    # The Metadata answer may come from a broker whose snapshot has no leader yet (-1): then every replica
+    # looked like a follower and the leader itself could be stopped. Wait for a leader and the full ISR.
+    wait_until("a leader and 3 in-sync replicas of %s" % topic,
+               lambda: (lambda i: i and i[0][0] >= 0 and len(i[0][2]) == 3)(partition_info(cluster, topic)), 30)
     leader, replicas, isr = partition_info(cluster, topic)[0]
     followers = [r for r in replicas if r != leader]
 
