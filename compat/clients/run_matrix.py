@@ -17,7 +17,8 @@ dense from 0, phase 2 above phase 1's commit.
     ... --reference kafka                          # Kafka 4.4.0 only
     ... --bootstrap 127.0.0.1:9092                 # an existing broker
     ... --cluster 3 --clients java,streams,franz,rdkafka   # adds a 3-broker Sluice cluster column
-    ... --quick                                    # the CI subset: java, franz, kafkapython3
+    ... --quick                                    # the CI subset (ctest compat.clients): java,
+                                                   # franz, confluent2 and the four Debian clients
     ... --clients java,franz                       # a subset (default: all, see --list)
 
 Third-party clients are installed by installers.py under --cache from the pinned manifests
@@ -26,7 +27,8 @@ registry that cannot be had makes that client's rows SKIP with the reason. Print
 step (one column per broker), the reasons for every FAIL and SKIP, and last
 `clients: N passed, N failed, N skipped` over the Sluice column(s). Sluice FAILs listed in
 known_differences.txt are marked `FAIL*` and do not change the exit status. Exit 0 when no other
-Sluice row failed, 1 otherwise, 77 when there is no broker at all (ctest SKIP_RETURN_CODE).
+Sluice row failed, 1 otherwise, 77 when there is no broker at all or no Sluice row could run (every
+client skipped: no toolchain, no registry) (ctest SKIP_RETURN_CODE).
 Always run with /usr/bin/python3 (Debian's python3-kafka and python3-confluent-kafka live there).
 """
 import argparse
@@ -51,7 +53,7 @@ CLIENT_TIMEOUT = 300  # seconds for one client's whole scenario
 STEPS = ["create", "produce", "consume", "resume", "offsets_for_times", "rebalance", "describe",
          "delete_records", "delete", "transactions"]
 STREAMS_STEPS = ["create", "produce", "wordcount", "internal_topics", "output_equals_kafka"]
-QUICK = ["java", "franz", "kafkapython3"]
+QUICK = ["java", "franz", "confluent2", "kcat", "rdkafka", "confluent", "kafkapython"]
 KNOWN = os.path.join(HERE, "known_differences.txt")
 
 
@@ -508,7 +510,9 @@ def main():
         return 77
 
     t_start = time.monotonic()
-    workdir = tempfile.mkdtemp(prefix="sluice-clients-")
+    runs = os.path.join(args.cache, "client-runs")
+    os.makedirs(runs, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs)
     # Install every client first (once per cache), so broker time is not spent on downloads.
     prepared = {}
     for c in clients:
@@ -590,7 +594,7 @@ def report(args, targets, clients, results, infos, broker_problems, workdir, sec
     print("%-13s %-18s " % ("client", "step") + " ".join("%-11s" % t.title for t in cols))
     passed = failed = skipped = 0
     unexpected = []
-    notes = []
+    notes = {}  # (column, client, state, reason) -> steps
     for c in clients:
         for s in c.steps:
             cells = []
@@ -611,14 +615,14 @@ def report(args, targets, clients, results, infos, broker_problems, workdir, sec
                         skipped += 1
                 cells.append("%-11s" % cell)
                 if st == "FAIL" or (st == "SKIP" and s != "transactions"):
-                    notes.append("%-10s %-13s %-18s %s %s" % (t.title, c.name, s, st, detail[:400]))
+                    notes.setdefault((t.title, c.name, st, detail[:400]), []).append(s)
             print("%-13s %-18s " % (c.name, s) + " ".join(cells))
     print()
     print("# clients: %s" % "; ".join("%s = %s" % (c.name, infos.get(c.name) or c.label) for c in clients))
     if notes:
         print("# FAIL and SKIP reasons (transactions: SKIP everywhere, not built yet in Sluice):")
-        for n in notes:
-            print("  " + n)
+        for (col, cn, st, detail), steps in notes.items():
+            print("  %-10s %-13s %s %s: %s" % (col, cn, st, ",".join(steps), detail))
     for p in broker_problems:
         print("FAIL broker: %s" % p)
     if unexpected:
@@ -626,7 +630,9 @@ def report(args, targets, clients, results, infos, broker_problems, workdir, sec
               % ", ".join("%s/%s/%s" % u for u in unexpected))
     print("# driver logs in %s; took %.0f s" % (workdir, secs))
     print("clients: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if unexpected or broker_problems else 0
+    if unexpected or broker_problems:
+        return 1
+    return 77 if passed == 0 and failed == 0 else 0  # nothing could run at all: ctest SKIP
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def main():
         if t.get("error_code", 0):
             raise AssertionError("error %s" % t["error_code"])
         parts = t["partitions"]
-        if len(parts) != a.partitions or any(p["leader"] < 0 for p in parts):
+        if len(parts) != a.partitions or any(p.get("leader", p.get("leader_id", -1)) < 0 for p in parts):
             raise AssertionError("partitions %s" % parts)
         return "%d partitions with leaders" % len(parts)
     step("describe", describe)
