@@ -13,7 +13,7 @@ import (
 
 // Args are the driver's command line: BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST.
 type Args struct {
-	Bootstrap, Topic, Group  string
+	Bootstrap, Topic, Group    string
 	Records, Partitions, First int
 }
 
