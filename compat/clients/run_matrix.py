@@ -494,6 +494,9 @@ def main():
     clients = [BY_NAME[n] for n in names]
     args.cache = os.path.abspath(args.cache)
     os.makedirs(args.cache, exist_ok=True)
+    # The brokers' temp dirs (data, logs) under the cache: a shared /tmp is cleaned by others.
+    tempfile.tempdir = os.path.join(args.cache, "tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
 
     targets = []
     if args.bootstrap:
