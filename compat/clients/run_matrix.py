@@ -356,8 +356,9 @@ def run_client(client, argv, bootstrap, stamp, workdir):
         f.write("$ %s\n--- stdout\n%s\n--- stderr\n%s\n" % (" ".join(argv + tail), out, err))
     steps, info, output = parse_steps(out)
     if client.kind == "legacy":  # rdkafka_client.c: PRODUCED / REC / CONSUMED lines only
-        legacy = {s: ("SKIP", "not in rdkafka_client.c yet") for s in STEPS}
-        legacy["transactions"] = ("SKIP", "transactions not built yet in Sluice")
+        legacy = {s: ("FAIL", "driver ended before this step: %s" % (ended or first_error_line(out, err)))
+                  for s in STEPS}
+        legacy.update(steps)  # the STEP lines it prints after the resume
         if "PRODUCED" in out:
             legacy["create"] = ("PASS", "rd_kafka_CreateTopics")
             legacy["produce"] = ("PASS", "%d records" % RECORDS)
