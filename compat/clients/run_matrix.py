@@ -35,6 +35,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -462,6 +463,29 @@ class Target:
         return problems
 
 
+def run_column(t, runnable, prepared, results, infos, outputs, stamp, workdir):
+    """Runs every client of one column; returns True when a row failed."""
+    failed_here = False
+    for c in runnable:
+        state, what = prepared[c.name]
+        t0 = time.monotonic()
+        if state != "ok":
+            results[(t.key, c.name)] = {s: (state, what) for s in c.steps}
+        else:
+            try:
+                steps, info, output = run_client(c, what, t.bootstrap, "%s-%s" % (t.key, stamp), workdir)
+            except ClientFailed as e:
+                steps, info, output = {s: ("FAIL", str(e)) for s in c.steps}, "", None
+            results[(t.key, c.name)] = steps
+            infos.setdefault(c.name, info)
+            outputs[(t.key, c.name)] = output
+        st = results[(t.key, c.name)]
+        failed_here |= any(v[0] == "FAIL" for v in st.values())
+        print("# %-10s %-13s %s (%.1f s)" % (t.title, c.name, " ".join(
+            "%s:%s" % (s, st.get(s, ("-",))[0]) for s in c.steps), time.monotonic() - t0), flush=True)
+    return failed_here
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -514,6 +538,8 @@ def main():
         return 77
 
     t_start = time.monotonic()
+    # SIGTERM unwinds like Ctrl-C, so the `finally` blocks stop the nodes started here.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     runs = os.path.join(args.cache, "client-runs")
     os.makedirs(runs, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs)
@@ -554,24 +580,10 @@ def main():
             continue
         print("# %s on %s" % (t.title, t.bootstrap), flush=True)
         failed_here = False
-        for c in runnable:
-            state, what = prepared[c.name]
-            t0 = time.monotonic()
-            if state != "ok":
-                results[(t.key, c.name)] = {s: (state, what) for s in c.steps}
-            else:
-                try:
-                    steps, info, output = run_client(c, what, t.bootstrap, "%s-%s" % (t.key, stamp), workdir)
-                except ClientFailed as e:
-                    steps, info, output = {s: ("FAIL", str(e)) for s in c.steps}, "", None
-                results[(t.key, c.name)] = steps
-                infos.setdefault(c.name, info)
-                outputs[(t.key, c.name)] = output
-            st = results[(t.key, c.name)]
-            failed_here |= any(v[0] == "FAIL" for v in st.values())
-            print("# %-10s %-13s %s (%.1f s)" % (t.title, c.name, " ".join(
-                "%s:%s" % (s, st.get(s, ("-",))[0]) for s in c.steps), time.monotonic() - t0), flush=True)
-        broker_problems += t.stop(failed_here)
+        try:
+            failed_here = run_column(t, runnable, prepared, results, infos, outputs, stamp, workdir)
+        finally:  # also on Ctrl-C: the nodes started here are stopped by PID
+            broker_problems += t.stop(failed_here)
 
     # Streams: the Sluice run's final counts must equal Kafka's.
     for t in targets:
