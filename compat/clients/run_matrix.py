@@ -607,10 +607,10 @@ def report(args, targets, clients, results, infos, broker_problems, workdir, sec
     known = load_known()
     cols = [t for t in targets]
     print()
-    print("%-13s %-18s " % ("client", "step") + " ".join("%-11s" % t.title for t in cols))
+    print("%-13s %-20s " % ("client", "step") + " ".join("%-11s" % t.title for t in cols))
     passed = failed = skipped = 0
     unexpected = []
-    notes = {}  # (column, client, state, reason) -> steps
+    notes = {}  # (client, state, reason) -> (columns, steps)
     for c in clients:
         for s in c.steps:
             cells = []
@@ -630,15 +630,18 @@ def report(args, targets, clients, results, infos, broker_problems, workdir, sec
                     else:
                         skipped += 1
                 cells.append("%-11s" % cell)
-                if st == "FAIL" or (st == "SKIP" and s != "transactions"):
-                    notes.setdefault((t.title, c.name, st, detail[:400]), []).append(s)
-            print("%-13s %-18s " % (c.name, s) + " ".join(cells))
+                if st == "FAIL" or (st == "SKIP" and s != "transactions" and detail != "this is the reference"):
+                    cols_steps = notes.setdefault((c.name, st, detail[:400]), ([], []))
+                    for lst, v in ((cols_steps[0], t.title), (cols_steps[1], s)):
+                        if v not in lst:
+                            lst.append(v)
+            print("%-13s %-20s " % (c.name, s) + " ".join(cells))
     print()
     print("# clients: %s" % "; ".join("%s = %s" % (c.name, infos.get(c.name) or c.label) for c in clients))
     if notes:
         print("# FAIL and SKIP reasons (transactions: SKIP everywhere, not built yet in Sluice):")
-        for (col, cn, st, detail), steps in notes.items():
-            print("  %-10s %-13s %s %s: %s" % (col, cn, st, ",".join(steps), detail))
+        for (cn, st, detail), (columns, steps) in notes.items():
+            print("  %-13s %s %s [%s]: %s" % (cn, st, ",".join(steps), ", ".join(columns), detail))
     for p in broker_problems:
         print("FAIL broker: %s" % p)
     if unexpected:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ func version() string {
 func main() {
 	a := scenario.Parse()
 	scenario.Printf("INFO %s", version())
-	seed := kgo.SeedBrokers(a.Bootstrap)
+	seed := kgo.SeedBrokers(strings.Split(a.Bootstrap, ",")...)
 	admCl, err := kgo.NewClient(seed)
 	if err != nil {
 		scenario.Printf("ERROR %v", err)
