@@ -229,7 +229,16 @@ def venv(cache):
                 raise Unavailable("python3 -m venv needs Debian's python3-venv (apt-get install python3-venv)")
             ver = "%d.%d" % sys.version_info[:2] if base == sys.executable else ""
             pkgs = ["python3-venv"] + (["python%s-venv" % ver] if ver else [])
-            _run(["apt-get", "install", "-y", "-q"] + pkgs, "apt-get install python3-venv")
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            try:
+                _run(["apt-get", "install", "-y", "-q"] + pkgs, "apt-get install python3-venv", env=env)
+            except (SetupFailed, Unavailable):  # empty or stale package lists on a fresh machine
+                try:
+                    _run(["apt-get", "update", "-q"], "apt-get update", env=env)
+                    _run(["apt-get", "install", "-y", "-q"] + pkgs, "apt-get install python3-venv", env=env)
+                except SetupFailed as e:
+                    raise Unavailable("python3 -m venv needs Debian's python3-venv, which apt-get could not "
+                                      "install: %s" % e)
             shutil.rmtree(home, ignore_errors=True)
             _run([base, "-m", "venv", home], "python3 -m venv")
         log("# installing the venv's Kafka clients from PyPI (once per cache)")
