@@ -31,7 +31,12 @@ func main() {
 		return
 	}
 	defer adm.Close()
-	ctx := func() context.Context { c, _ := context.WithTimeout(context.Background(), 30*time.Second); return c }
+	ctx := func() context.Context {
+		// the timer releases the context's resources a second after its deadline
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		time.AfterFunc(30*time.Second+time.Second, cancel)
+		return c
+	}
 
 	scenario.Step("create", func() (string, error) {
 		rs, err := adm.CreateTopics(ctx(), []kafka.TopicSpecification{{Topic: topic, NumPartitions: a.Partitions, ReplicationFactor: 1}})

@@ -45,7 +45,12 @@ func main() {
 	}
 	adm := kadm.NewClient(admCl)
 	defer adm.Close()
-	ctx := func(d time.Duration) context.Context { c, _ := context.WithTimeout(context.Background(), d); return c }
+	ctx := func(d time.Duration) context.Context {
+		// the timer releases the context's resources a second after its deadline
+		c, cancel := context.WithTimeout(context.Background(), d)
+		time.AfterFunc(d+time.Second, cancel)
+		return c
+	}
 	base := time.Now().Add(-time.Minute).UnixMilli()
 	reads := &scenario.Reads{}
 
@@ -94,7 +99,7 @@ func main() {
 		for len(taken) < want && time.Now().Before(deadline) {
 			fs := c.PollFetches(ctx(time.Second))
 			for _, fe := range fs.Errors() {
-				if !errors.Is(fe.Err, context.DeadlineExceeded) {
+				if !errors.Is(fe.Err, context.DeadlineExceeded) && !errors.Is(fe.Err, context.Canceled) {
 					return "", fmt.Errorf("fetch %s/%d: %w", fe.Topic, fe.Partition, fe.Err)
 				}
 			}

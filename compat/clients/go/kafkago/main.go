@@ -28,7 +28,12 @@ func main() {
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
 	base := time.Now().Add(-time.Minute).UnixMilli()
 	reads := &scenario.Reads{}
-	ctx := func(d time.Duration) context.Context { c, _ := context.WithTimeout(context.Background(), d); return c }
+	ctx := func(d time.Duration) context.Context {
+		// the timer releases the context's resources a second after its deadline
+		c, cancel := context.WithTimeout(context.Background(), d)
+		time.AfterFunc(d+time.Second, cancel)
+		return c
+	}
 
 	scenario.Step("create", func() (string, error) {
 		r, err := cl.CreateTopics(ctx(30*time.Second), &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
