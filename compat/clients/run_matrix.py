@@ -1,28 +1,43 @@
 #!/usr/bin/python3
-"""Client matrix: the same scenario with kcat, librdkafka C, confluent-kafka-python and kafka-python.
+"""Client matrix: one scenario, every client, against Sluice and against Apache Kafka 4.4.0.
 
-Scenario per client (fresh topic and group per client): create a 3-partition topic; produce 1,000
-keyed records with headers (acks=all); consume in a consumer group until 500 records, commit exactly
-what was read, close; a second consumer in the same group resumes and must read exactly the other
-500. Every consumed record is checked: key k<i> -> value v<i>-<client>, headers, each (partition,
-offset) once, per partition offsets dense 0..n-1 over both phases, and phase 2 starts where phase 1
-committed.
+Per client (fresh topic and group each): create a 3-partition topic with the client's admin API;
+produce 1,000 keyed records with headers (acks=all, idempotent where the client supports it;
+CreateTime base+i); consume 500 in a consumer group and commit exactly those; a new consumer in the
+group resumes and reads the other 500; offsets for times (ListOffsets by timestamp base+500);
+a cooperative-sticky rebalance with two members; describe the topic; DeleteRecords before offset 10
+on partition 0; delete the topic; transactions (SKIP: not built yet in Sluice). Kafka Streams runs a
+stateful word count instead (repartition + changelog topics, at_least_once). Every consumed record
+is checked here: key k<i> -> value v<i>-<client>, headers, each (partition, offset) once, offsets
+dense from 0, phase 2 above phase 1's commit.
 
-    /usr/bin/python3 compat/clients/run_matrix.py --broker build/broker/sluice   # starts a node
-    /usr/bin/python3 compat/clients/run_matrix.py --bootstrap 127.0.0.1:9092      # existing broker
-    /usr/bin/python3 compat/clients/run_matrix.py --reference kafka               # Apache Kafka 4.4.0
-        (compat/kafka/kafka_reference.py: jars from Maven Central cached under --cache)
-    ... --clients kcat,rdkafka   (default: all four)
+    # the acceptance command: a Kafka 4.4 column and a Sluice column
+    /usr/bin/python3 compat/clients/run_matrix.py --broker build/broker/sluice --reference kafka
+    ... --broker build/broker/sluice              # Sluice single node only
+    ... --reference kafka                          # Kafka 4.4.0 only
+    ... --bootstrap 127.0.0.1:9092                 # an existing broker
+    ... --cluster 3                                # adds a 3-broker Sluice cluster column
+                                                   # (rows: --cluster-clients java,streams,franz,rdkafka)
+    ... --quick                                    # the CI subset (ctest compat.clients): java,
+                                                   # franz, confluent2 and the four Debian clients
+    ... --clients java,franz                       # a subset (default: all, see --list)
 
-Prints one line per client (`PASS <client> ...` or `FAIL <client>: <first error>`, `SKIP <client>:
-<why>` when the client is not installed) and `N passed, N failed, N skipped`. Exit 0 when nothing
-failed, 1 on a failure, 77 when there is no broker at all (ctest SKIP_RETURN_CODE).
+Third-party clients are installed by installers.py under --cache from the pinned manifests
+(java/pom.xml, go/go.mod+go.sum, python/requirements.txt, node/package-lock.json); a toolchain or
+registry that cannot be had makes that client's rows SKIP with the reason. Prints the table client x
+step (one column per broker), the reasons for every FAIL and SKIP, and last
+`clients: N passed, N failed, N skipped` over the Sluice column(s) (the Kafka column when it runs
+alone). Sluice FAILs listed in
+known_differences.txt are marked `FAIL*` and do not change the exit status. Exit 0 when no other
+Sluice row failed, 1 otherwise, 77 when there is no broker at all or no Sluice row could run (every
+client skipped: no toolchain, no registry) (ctest SKIP_RETURN_CODE).
 Always run with /usr/bin/python3 (Debian's python3-kafka and python3-confluent-kafka live there).
 """
 import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -31,12 +46,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, HERE)
+import installers  # noqa: E402
 
 RECORDS = 1000
 PARTITIONS = 3
 FIRST = 500
-CLIENT_TIMEOUT = 180  # seconds for one client's whole scenario
-ALL_CLIENTS = ["kcat", "rdkafka", "confluent", "kafkapython"]
+CLIENT_TIMEOUT = 300  # seconds for one client's whole scenario
+STEPS = ["create", "produce", "consume", "resume", "offsets_for_times", "rebalance", "describe",
+         "delete_records", "delete", "transactions"]
+STREAMS_STEPS = ["create", "produce", "wordcount", "internal_topics", "output_equals_kafka"]
+QUICK = ["java", "franz", "confluent2", "kcat", "rdkafka", "confluent", "kafkapython"]
+KNOWN = os.path.join(HERE, "known_differences.txt")
 
 
 class ClientFailed(Exception):
@@ -85,14 +106,6 @@ def parse_records(text):
 
 
 # ---- the drivers: each returns (records, info) or raises ClientFailed ----
-
-def drive_program(cmd, timeout):
-    rc, out, err = run(cmd, timeout)
-    if rc != 0 or "CONSUMED" not in out:
-        raise ClientFailed(first_error_line(out, err) + (" (exit %d)" % rc if rc else ""))
-    info = next((l[5:] for l in out.splitlines() if l.startswith("INFO ")), "")
-    return parse_records(out), info
-
 
 def kcat_version():
     rc, out, err = run(["kcat", "-V"], 10)
@@ -202,114 +215,439 @@ def check(client, recs):
     return problems
 
 
+def phase1_problems(client, recs):
+    """Problems of the first consume phase alone: its count and its records' contents."""
+    p1 = [r for r in recs if r["phase"] == 1]
+    problems = [] if len(p1) == FIRST else ["phase 1 read %d records, expected %d" % (len(p1), FIRST)]
+    return problems + [p for p in check(client, p1) if not p.startswith(("phase", "records came from"))
+                       and "never read" not in p]
+
+
+# ---- the clients ----
+
+class Client:
+    """One row group of the table: how to install the client and how to run its driver."""
+
+    def __init__(self, name, label, kind, prepare, note=""):
+        self.name, self.label, self.kind, self.prepare, self.note = name, label, kind, prepare, note
+
+    @property
+    def steps(self):
+        return STREAMS_STEPS if self.kind == "streams" else STEPS
+
+
+def _java(cls):
+    def prepare(cache, workdir):
+        java, cp = installers.java(cache)
+        return [java, "-Xmx384m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.logFile=System.err", "-cp", cp, cls]
+    return prepare
+
+
+def _go(name):
+    return lambda cache, workdir: [installers.go(cache, name)]
+
+
+def _venv(script):
+    return lambda cache, workdir: [installers.venv(cache), os.path.join(HERE, "python", script)]
+
+
+def _system_python(module, script, apt):
+    def prepare(cache, workdir):
+        rc, _, _ = run(["/usr/bin/python3", "-c", "import " + module], 30)
+        if rc != 0:
+            raise installers.Unavailable("Debian's %s is not installed (apt-get install %s)" % (apt, apt))
+        return ["/usr/bin/python3", os.path.join(HERE, "python", script)]
+    return prepare
+
+
+def _node(script):
+    def prepare(cache, workdir):
+        nodebin, home = installers.node(cache)
+        return [nodebin, os.path.join(home, script)]
+    return prepare
+
+
+def _rdkafka(cache, workdir):
+    exe = os.path.join(workdir, "rdkafka_client")
+    if not os.path.exists(exe):
+        try:
+            build_rdkafka_client(workdir)
+        except ClientFailed as e:
+            if "rdkafka" in str(e) and ("No such file" in str(e) or "not found" in str(e)):
+                raise installers.Unavailable("librdkafka-dev not installed (apt-get install librdkafka-dev): %s" % e)
+            raise installers.SetupFailed(str(e))
+    return [exe]
+
+
+def _kcat(cache, workdir):
+    if shutil.which("kcat") is None:
+        raise installers.Unavailable("kcat not installed (apt-get install kcat)")
+    return ["kcat"]
+
+
+CLIENTS = [
+    Client("java", "Apache Kafka Java client 4.4.0 (Maven)", "steps", _java("JavaClient")),
+    Client("streams", "Kafka Streams 4.4.0 word count (Maven)", "streams", _java("StreamsWordCount")),
+    Client("franz", "franz-go v1.22.3 kgo + kadm v1.20.0", "steps", _go("franz")),
+    Client("sarama", "IBM/sarama v1.61.1", "steps", _go("sarama")),
+    Client("kafkago", "segmentio/kafka-go v0.4.51", "steps", _go("kafkago")),
+    Client("confluentgo", "confluent-kafka-go v2.11.1 (bundled librdkafka)", "steps", _go("confluentgo")),
+    Client("kafkapython3", "kafka-python 3.x (PyPI, venv)", "steps", _venv("kafka_python_driver.py")),
+    Client("aiokafka", "aiokafka 0.14 (PyPI, venv)", "steps", _venv("aiokafka_driver.py")),
+    Client("confluent2", "confluent-kafka 2.16 (PyPI, venv)", "steps", _venv("confluent_driver.py")),
+    Client("kafkajs", "kafkajs 2.2.4 (npm)", "steps", _node("kafkajs_driver.js")),
+    Client("platformatic", "@platformatic/kafka (npm)", "steps", _node("platformatic_driver.mjs")),
+    Client("kcat", "kcat 1.7.1 (Debian)", "kcat", _kcat),
+    Client("rdkafka", "librdkafka 2.0.2 C (Debian)", "legacy", _rdkafka),
+    Client("confluent", "confluent-kafka 1.7 (Debian)", "steps",
+           _system_python("confluent_kafka", "confluent_driver.py", "python3-confluent-kafka")),
+    Client("kafkapython", "kafka-python 2.0.2 (Debian)", "steps",
+           _system_python("kafka", "kafka_python_driver.py", "python3-kafka")),
+]
+BY_NAME = {c.name: c for c in CLIENTS}
+
+
+def parse_steps(text):
+    steps, info, output = {}, "", None
+    for line in text.splitlines():
+        if line.startswith("STEP "):
+            parts = line.split(" ", 3)
+            if len(parts) >= 3:
+                steps[parts[1]] = (parts[2], parts[3] if len(parts) > 3 else "")
+        elif line.startswith("INFO ") and not info:
+            info = line[5:].strip()
+        elif line.startswith("OUTPUT "):
+            output = line[7:].strip()
+    return steps, info, output
+
+
+def run_client(client, argv, bootstrap, stamp, workdir):
+    """Runs one client's driver; returns ({step: (state, detail)}, info, output)."""
+    topic = "matrix-%s-%s" % (client.name, stamp)
+    group = "matrix-group-%s-%s" % (client.name, stamp)
+    tail = [bootstrap, topic, group, str(RECORDS), str(PARTITIONS), str(FIRST)]
+    if client.kind == "kcat":
+        recs, info = drive_kcat(bootstrap, topic, group, workdir)
+        steps = {s: ("SKIP", "kcat has no API for this") for s in STEPS}
+        steps["create"] = ("SKIP", "kcat has no admin API: topic auto-created by Metadata (num.partitions=3)")
+        steps["produce"] = ("PASS", "%d records, one set of -H headers" % RECORDS)
+        steps["consume"] = steps["resume"] = ("PASS", "")
+        steps["transactions"] = ("SKIP", "transactions not built yet in Sluice")
+        return apply_checks(client, steps, recs), info, None
+    if client.kind == "streams":
+        tail.append(os.path.join(workdir, "streams-state-" + stamp))
+    env = dict(os.environ, MATRIX_CLIENT=client.name, PYTHONUNBUFFERED="1")
+    try:
+        p = subprocess.run(argv + tail, capture_output=True, timeout=CLIENT_TIMEOUT, env=env,
+                           stdin=subprocess.DEVNULL)
+        out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+        ended = None if p.returncode == 0 else "driver exited %d: %s" % (p.returncode, first_error_line(out, err))
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        err = (e.stderr or b"").decode("utf-8", "replace")
+        ended = "driver timed out after %d s" % CLIENT_TIMEOUT
+    with open(os.path.join(workdir, "%s-%s.log" % (client.name, stamp)), "w") as f:
+        f.write("$ %s\n--- stdout\n%s\n--- stderr\n%s\n" % (" ".join(argv + tail), out, err))
+    steps, info, output = parse_steps(out)
+    if client.kind == "legacy":  # rdkafka_client.c: PRODUCED / REC / CONSUMED lines only
+        legacy = {s: ("FAIL", "driver ended before this step: %s" % (ended or first_error_line(out, err)))
+                  for s in STEPS}
+        legacy.update(steps)  # the STEP lines it prints after the resume
+        if "PRODUCED" in out:
+            legacy["create"] = ("PASS", "rd_kafka_CreateTopics")
+            legacy["produce"] = ("PASS", "%d records" % RECORDS)
+        else:
+            legacy["create"] = legacy["produce"] = ("FAIL", first_error_line(out, err))
+        legacy["consume"] = legacy["resume"] = (("PASS", "") if "CONSUMED" in out
+                                                else ("FAIL", first_error_line(out, err)))
+        steps = legacy
+    for s in client.steps:
+        if s not in steps and s != "output_equals_kafka":
+            steps[s] = ("FAIL", "driver ended before this step: %s" % (ended or first_error_line(out, err)))
+    if client.kind != "streams":
+        steps = apply_checks(client, steps, parse_records(out))
+    return steps, info, output
+
+
+def apply_checks(client, steps, recs):
+    """The consume and resume steps pass only when the records read check out."""
+    if steps.get("consume", ("",))[0] == "PASS":
+        probs = phase1_problems(client.name, recs)
+        steps["consume"] = ("FAIL", "%s (%d problems)" % (probs[0], len(probs))) if probs else \
+            ("PASS", "%d records in the group, committed" % FIRST)
+    if steps.get("resume", ("",))[0] == "PASS":
+        probs = check(client.name, recs)
+        steps["resume"] = ("FAIL", "%s (%d problems)" % (probs[0], len(probs))) if probs else \
+            ("PASS", "%d records from the commit on; all %d checked" % (RECORDS - FIRST, RECORDS))
+    return steps
+
+
+def load_known():
+    known = {}
+    try:
+        with open(KNOWN) as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    parts = line.split(None, 2)
+                    if len(parts) >= 2:
+                        known[(parts[0], parts[1])] = parts[2] if len(parts) > 2 else ""
+    except OSError:
+        pass
+    return known
+
+
+# ---- the brokers ----
+
+class Target:
+    """One column: a broker (or cluster) started here, or an existing one."""
+
+    def __init__(self, key, title, is_sluice):
+        self.key, self.title, self.is_sluice = key, title, is_sluice
+        self.nodes, self.zk, self.bootstrap = [], None, ""
+
+    def start(self, args):
+        if self.key == "existing":
+            self.bootstrap = args.bootstrap
+            return
+        overrides = {"num.partitions": PARTITIONS}
+        for kv in args.override:
+            k, _, v = kv.partition("=")
+            overrides[k] = v
+        if self.key == "kafka":
+            sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
+            from kafka_reference import KafkaReference
+            self.nodes = [KafkaReference(args.cache, overrides)]
+        elif self.key == "sluice":
+            from sluice_harness import Broker
+            self.nodes = [Broker(args.broker, overrides)]
+        else:  # a cluster on ZooKeeper, as compat/librdkafka/run_suite.py --cluster
+            from sluice_harness import Broker, ZooKeeper
+            if not ZooKeeper.available():
+                raise installers.Unavailable("ZooKeeper is not installed (apt-get install zookeeper)")
+            self.zk = ZooKeeper()
+            self.zk.start()
+            n = args.cluster
+            overrides.update({"zookeeper.connect": self.zk.connect + "/sluice", "zookeeper.session.timeout.ms": 10000,
+                              "default.replication.factor": min(3, n), "offsets.topic.replication.factor": min(3, n),
+                              "sluice.zookeeper.registration.retry.ms": 15000})
+            self.nodes = [Broker(args.broker, dict(overrides, **{"broker.id": i})) for i in range(1, n + 1)]
+        for b in self.nodes:
+            b.start(ready_timeout=90 if self.key == "kafka" else 30)
+        self.bootstrap = ",".join(b.bootstrap for b in self.nodes)
+        if self.key == "cluster":
+            sys.path.insert(0, os.path.join(REPO, "compat", "librdkafka"))
+            from run_suite import wait_for_cluster
+            wait_for_cluster(self.bootstrap, args.cluster)
+
+    def stop(self, failed):
+        """Stops what start() started; returns a list of problems (a node died or exited non-zero)."""
+        problems = []
+        for b in self.nodes:
+            alive = b.alive()
+            rc = b.stop() if alive else None
+            if not alive or rc != 0:
+                problems.append("%s node %s %s (log %s)" % (self.title, b.bootstrap,
+                                                             "died during the run" if not alive else "exit status %s" % rc,
+                                                             b.log_path))
+            b.close(failed=failed or bool(problems))
+        if self.zk is not None:
+            self.zk.stop()
+        return problems
+
+
+def run_column(t, runnable, prepared, results, infos, outputs, stamp, workdir):
+    """Runs every client of one column; returns True when a row failed."""
+    failed_here = False
+    for c in runnable:
+        state, what = prepared[c.name]
+        t0 = time.monotonic()
+        if state != "ok":
+            results[(t.key, c.name)] = {s: (state, what) for s in c.steps}
+        else:
+            try:
+                steps, info, output = run_client(c, what, t.bootstrap, "%s-%s" % (t.key, stamp), workdir)
+            except ClientFailed as e:
+                steps, info, output = {s: ("FAIL", str(e)) for s in c.steps}, "", None
+            results[(t.key, c.name)] = steps
+            infos.setdefault(c.name, info)
+            outputs[(t.key, c.name)] = output
+        st = results[(t.key, c.name)]
+        failed_here |= any(v[0] == "FAIL" for v in st.values())
+        print("# %-10s %-13s %s (%.1f s)" % (t.title, c.name, " ".join(
+            "%s:%s" % (s, st.get(s, ("-",))[0]) for s in c.steps), time.monotonic() - t0), flush=True)
+    return failed_here
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY", ""),
-                    help="sluice executable: start a single node for the run")
-    ap.add_argument("--bootstrap", default="", help="use a running broker instead")
+                    help="sluice executable: start a single node for the run (a Sluice column)")
+    ap.add_argument("--bootstrap", default="", help="use a running broker instead (one column)")
     ap.add_argument("--reference", choices=["kafka"], default="",
-                    help="run against a reference broker started here instead of Sluice: kafka = Apache "
-                         "Kafka 4.4.0 as one KRaft node (compat/kafka/kafka_reference.py)")
+                    help="also run against Apache Kafka 4.4.0, one KRaft node (compat/kafka/kafka_reference.py)")
+    ap.add_argument("--cluster", type=int, default=0, metavar="N",
+                    help="also run against N Sluice brokers on a ZooKeeper started here (needs --broker)")
     ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
                                                        os.path.join(REPO, "build", "compat-cache")),
-                    help="where --reference kafka keeps its jars")
-    ap.add_argument("--clients", default=",".join(ALL_CLIENTS))
+                    help="where installed clients and Kafka's jars are kept (default build/compat-cache)")
+    ap.add_argument("--clients", default="", help="comma-separated subset (default: all; see --list)")
+    ap.add_argument("--cluster-clients", default="java,streams,franz,rdkafka",
+                    help="clients run against the --cluster column (default %(default)s)")
+    ap.add_argument("--quick", action="store_true", help="the CI subset: " + ",".join(QUICK))
+    ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting for every node started here")
+    ap.add_argument("--list", action="store_true", help="print the clients and exit")
     args = ap.parse_args()
-    clients = [c for c in args.clients.split(",") if c]
+    if args.list:
+        for c in CLIENTS:
+            print("%-13s %s" % (c.name, c.label))
+        return 0
+    names = QUICK if args.quick else [c for c in args.clients.split(",") if c] or [c.name for c in CLIENTS]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        print("unknown client(s) %s; known: %s" % (", ".join(unknown), ", ".join(BY_NAME)))
+        return 2
+    clients = [BY_NAME[n] for n in names]
+    args.cache = os.path.abspath(args.cache)
+    os.makedirs(args.cache, exist_ok=True)
+    # The brokers' temp dirs (data, logs) under the cache: a shared /tmp is cleaned by others.
+    tempfile.tempdir = os.path.join(args.cache, "tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
 
-    broker = None
-    workdir = tempfile.mkdtemp(prefix="sluice-clients-")
+    targets = []
     if args.bootstrap:
-        bootstrap = args.bootstrap
-    elif args.reference == "kafka":
-        sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
-        from kafka_reference import KafkaReference, ReferenceFailed, Unavailable
-        broker = KafkaReference(args.cache, {"num.partitions": PARTITIONS})
-        try:
-            broker.start()
-        except (Unavailable, ReferenceFailed) as e:
-            broker.close(failed=isinstance(e, ReferenceFailed))
-            print("%s: Kafka reference: %s" % ("SKIPPED" if isinstance(e, Unavailable) else "ERROR", e))
-            return 77 if isinstance(e, Unavailable) else 1
-        bootstrap = broker.bootstrap
+        targets.append(Target("existing", "broker", True))
     else:
-        if not args.broker or not os.access(args.broker, os.X_OK):
-            print("SKIPPED: no broker (pass --broker build/broker/sluice or --bootstrap HOST:PORT)")
-            return 77
-        from sluice_harness import Broker
-        broker = Broker(args.broker, {"num.partitions": PARTITIONS})
-        broker.start()
-        bootstrap = broker.bootstrap
-    print("# client matrix against %s (%s)" % (bootstrap, "existing broker" if broker is None else
-                                                 "Kafka 4.4.0 reference started by this script"
-                                                 if args.reference else "node started by this script"),
-          flush=True)
-    passed = failed = skipped = 0
+        if args.reference == "kafka":
+            targets.append(Target("kafka", "Kafka 4.4", False))
+        if args.broker and os.access(args.broker, os.X_OK):
+            targets.append(Target("sluice", "Sluice", True))
+            if args.cluster:
+                targets.append(Target("cluster", "Sluice x%d" % args.cluster, True))
+    if not targets:
+        print("SKIPPED: no broker (pass --broker build/broker/sluice, --reference kafka or --bootstrap HOST:PORT)")
+        return 77
+
+    t_start = time.monotonic()
+    # SIGTERM unwinds like Ctrl-C, so the `finally` blocks stop the nodes started here.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+    runs = os.path.join(args.cache, "client-runs")
+    os.makedirs(runs, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=runs)
+    # Install every client first (once per cache), so broker time is not spent on downloads.
+    prepared = {}
+    for c in clients:
+        t0 = time.monotonic()
+        try:
+            prepared[c.name] = ("ok", c.prepare(args.cache, workdir))
+        except installers.Unavailable as e:
+            prepared[c.name] = ("SKIP", str(e))
+        except (installers.SetupFailed, ClientFailed) as e:
+            prepared[c.name] = ("FAIL", "setup: %s" % e)
+        print("# %-13s %s (%.1f s)" % (c.name, prepared[c.name][0] if prepared[c.name][0] != "ok" else "ready",
+                                      time.monotonic() - t0), flush=True)
+
+    results = {}  # (target key, client) -> {step: (state, detail)}
+    infos, outputs, broker_problems = {}, {}, []
     stamp = "%d-%d" % (os.getpid(), int(time.time()))
-    try:
-        for client in clients:
-            topic = "matrix-%s-%s" % (client, stamp)
-            group = "matrix-group-%s-%s" % (client, stamp)
-            argv_tail = [bootstrap, topic, group, str(RECORDS), str(PARTITIONS), str(FIRST)]
-            t0 = time.monotonic()
-            try:
-                if client == "kcat":
-                    if shutil.which("kcat") is None:
-                        raise FileNotFoundError("kcat not installed (apt-get install kcat)")
-                    recs, info = drive_kcat(bootstrap, topic, group, workdir)
-                elif client == "rdkafka":
-                    exe = build_rdkafka_client(workdir)
-                    recs, info = drive_program([exe] + argv_tail, CLIENT_TIMEOUT)
-                elif client == "confluent":
-                    rc, _, _ = run(["/usr/bin/python3", "-c", "import confluent_kafka"], 30)
-                    if rc != 0:
-                        raise FileNotFoundError("python3-confluent-kafka not installed "
-                                                "(apt-get install python3-confluent-kafka)")
-                    recs, info = drive_program(["/usr/bin/python3", os.path.join(HERE, "confluent_client.py")]
-                                               + argv_tail, CLIENT_TIMEOUT)
-                elif client == "kafkapython":
-                    rc, _, _ = run(["/usr/bin/python3", "-c", "import kafka"], 30)
-                    if rc != 0:
-                        raise FileNotFoundError("python3-kafka not installed (apt-get install python3-kafka)")
-                    recs, info = drive_program(["/usr/bin/python3", os.path.join(HERE, "kafka_python_client.py")]
-                                               + argv_tail, CLIENT_TIMEOUT)
-                else:
-                    raise FileNotFoundError("unknown client %r (known: %s)" % (client, ", ".join(ALL_CLIENTS)))
-            except FileNotFoundError as e:
-                skipped += 1
-                print("SKIP %-12s %s" % (client, e), flush=True)
+    for t in targets:
+        runnable = clients if t.key != "cluster" else [c for c in clients if c.name in args.cluster_clients.split(",")]
+        try:
+            t.start(args)
+        except installers.Unavailable as e:
+            for c in runnable:
+                results[(t.key, c.name)] = {s: ("SKIP", "%s: %s" % (t.title, e)) for s in c.steps}
+            continue
+        except Exception as e:  # noqa: BLE001 - a broker that does not start fails its column
+            if t.key == "kafka" and type(e).__name__ == "Unavailable":
+                for c in runnable:
+                    results[(t.key, c.name)] = {s: ("SKIP", "Kafka reference: %s" % e) for s in c.steps}
+                t.stop(False)
                 continue
-            except ClientFailed as e:
-                failed += 1
-                print("FAIL %-12s %s (%.1f s)" % (client, e, time.monotonic() - t0), flush=True)
-                continue
-            problems = check(client, recs)
-            secs = time.monotonic() - t0
-            if problems:
-                failed += 1
-                print("FAIL %-12s %s (%d problems; %.1f s) [%s]"
-                      % (client, problems[0], len(problems), secs, info), flush=True)
-                for p in problems[1:6]:
-                    print("       %s" % p)
+            broker_problems.append("%s did not start: %s" % (t.title, e))
+            for c in runnable:
+                results[(t.key, c.name)] = {s: ("FAIL", "%s did not start: %s" % (t.title, e)) for s in c.steps}
+            t.stop(True)
+            continue
+        print("# %s on %s" % (t.title, t.bootstrap), flush=True)
+        failed_here = False
+        try:
+            failed_here = run_column(t, runnable, prepared, results, infos, outputs, stamp, workdir)
+        finally:  # also on Ctrl-C: the nodes started here are stopped by PID
+            broker_problems += t.stop(failed_here)
+
+    # Streams: the Sluice run's final counts must equal Kafka's.
+    for t in targets:
+        if ("kafka", "streams") in results and (t.key, "streams") in results and t.key != "kafka":
+            mine, ref = outputs.get((t.key, "streams")), outputs.get(("kafka", "streams"))
+            r = results[(t.key, "streams")]
+            if mine is None or ref is None:
+                r["output_equals_kafka"] = ("SKIP", "no word-count output from %s" % ("Kafka" if ref is None else t.title))
+            elif mine == ref:
+                r["output_equals_kafka"] = ("PASS", "the same %d final counts" % len(mine.split(",")))
             else:
-                passed += 1
-                print("PASS %-12s %d records produced, %d+%d consumed in group, resumed at the "
-                      "commit (%.1f s) [%s]" % (client, RECORDS, FIRST, RECORDS - FIRST, secs, info),
-                      flush=True)
-    finally:
-        if broker is not None:
-            alive = broker.alive()
-            rc = broker.stop() if alive else None
-            if not alive or rc != 0:
-                failed += 1
-                print("FAIL broker: %s" % ("died during the run" if not alive else "exit status %s" % rc))
-                print(broker.log_text()[-5000:])
-            broker.close(failed=failed > 0)
-            if failed:
-                print("# broker log kept in %s" % broker.log_path)
-        shutil.rmtree(workdir, ignore_errors=True)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
+                r["output_equals_kafka"] = ("FAIL", "final counts differ: Kafka %s, %s %s" % (ref[:200], t.title, mine[:200]))
+    for (tk, cn), r in results.items():
+        if cn == "streams":
+            r.setdefault("output_equals_kafka", ("SKIP", "no Kafka 4.4 run to compare with (--reference kafka)")
+                         if tk != "kafka" else ("SKIP", "this is the reference"))
+    return report(args, targets, clients, results, infos, broker_problems, workdir, time.monotonic() - t_start)
+
+
+def report(args, targets, clients, results, infos, broker_problems, workdir, secs):
+    known = load_known()
+    cols = [t for t in targets]
+    # The last line counts the Sluice column(s); a run against the reference alone counts that one.
+    counted = [t for t in cols if t.is_sluice] or cols
+    print()
+    print("%-13s %-20s " % ("client", "step") + " ".join("%-11s" % t.title for t in cols))
+    passed = failed = skipped = 0
+    unexpected = []
+    notes = {}  # (client, state, reason) -> (columns, steps)
+    for c in clients:
+        for s in c.steps:
+            cells = []
+            for t in cols:
+                st, detail = results.get((t.key, c.name), {}).get(s, ("-", ""))
+                cell = st
+                if t in counted and st != "-":
+                    k = known.get((c.name, s)) or known.get(("*", s))
+                    if st == "FAIL" and k is not None:
+                        cell = "FAIL*"
+                    if st == "PASS":
+                        passed += 1
+                    elif st == "FAIL":
+                        failed += 1
+                        if k is None:
+                            unexpected.append((t.title, c.name, s))
+                    else:
+                        skipped += 1
+                cells.append("%-11s" % cell)
+                if st == "FAIL" or (st == "SKIP" and s != "transactions" and detail != "this is the reference"):
+                    cols_steps = notes.setdefault((c.name, st, detail[:400]), ([], []))
+                    for lst, v in ((cols_steps[0], t.title), (cols_steps[1], s)):
+                        if v not in lst:
+                            lst.append(v)
+            print("%-13s %-20s " % (c.name, s) + " ".join(cells))
+    print()
+    print("# clients: %s" % "; ".join("%s = %s" % (c.name, infos.get(c.name) or c.label) for c in clients))
+    if notes:
+        print("# FAIL and SKIP reasons (transactions: SKIP everywhere, not built yet in Sluice):")
+        for (cn, st, detail), (columns, steps) in notes.items():
+            print("  %-13s %s %s [%s]: %s" % (cn, st, ",".join(steps), ", ".join(columns), detail))
+    for p in broker_problems:
+        print("FAIL broker: %s" % p)
+    if unexpected:
+        print("# Sluice failures not in known_differences.txt: %s"
+              % ", ".join("%s/%s/%s" % u for u in unexpected))
+    print("# driver logs in %s; took %.0f s" % (workdir, secs))
+    print("clients: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    if unexpected or broker_problems:
+        return 1
+    return 77 if passed == 0 and failed == 0 else 0  # nothing could run at all: ctest SKIP
 
 
 if __name__ == "__main__":

@@ -1,0 +1,307 @@
+// Client-matrix driver for confluent-kafka-go v2 (cgo, on the librdkafka its module bundles).
+//
+//	confluentgo BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
+//
+// Prints STEP / REC / INFO lines (run_matrix.py checks them; ../../README.md). Every wait is bounded.
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"sluice/compat/clients/scenario"
+)
+
+const client = "confluentgo"
+
+func main() {
+	a := scenario.Parse()
+	_, lib := kafka.LibraryVersion()
+	scenario.Printf("INFO confluent-kafka-go v2.11.1, librdkafka %s", lib)
+	base := time.Now().Add(-time.Minute).UnixMilli()
+	reads := &scenario.Reads{}
+	topic := a.Topic
+	adm, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": a.Bootstrap})
+	if err != nil {
+		scenario.Printf("ERROR admin: %v", err)
+		return
+	}
+	defer adm.Close()
+	ctx := func() context.Context {
+		// the timer releases the context's resources a second after its deadline
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		time.AfterFunc(30*time.Second+time.Second, cancel)
+		return c
+	}
+
+	scenario.Step("create", func() (string, error) {
+		rs, err := adm.CreateTopics(ctx(), []kafka.TopicSpecification{{Topic: topic, NumPartitions: a.Partitions, ReplicationFactor: 1}})
+		if err == nil && rs[0].Error.Code() != kafka.ErrNoError {
+			err = rs[0].Error
+		}
+		return fmt.Sprintf("CreateTopics %d partitions", a.Partitions), err
+	})
+
+	scenario.Step("produce", func() (string, error) {
+		p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": a.Bootstrap, "acks": "all",
+			"enable.idempotence": true, "linger.ms": 5})
+		if err != nil {
+			return "", err
+		}
+		defer p.Close()
+		dr := make(chan kafka.Event, a.Records)
+		for i := 0; i < a.Records; i++ {
+			var hs []kafka.Header
+			for _, h := range scenario.Headers(i, client) {
+				hs = append(hs, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
+			}
+			m := &kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
+				Key: []byte(scenario.Key(i)), Value: []byte(scenario.Value(i, client)), Headers: hs,
+				Timestamp: time.UnixMilli(base + int64(i))}
+			if err := p.Produce(m, dr); err != nil {
+				return "", err
+			}
+		}
+		for i := 0; i < a.Records; i++ {
+			select {
+			case e := <-dr:
+				if m, ok := e.(*kafka.Message); ok && m.TopicPartition.Error != nil {
+					return "", m.TopicPartition.Error
+				}
+			case <-time.After(60 * time.Second):
+				return "", fmt.Errorf("%d of %d delivery reports in 60 s", i, a.Records)
+			}
+		}
+		return fmt.Sprintf("%d records, acks=all, enable.idempotence=true", a.Records), nil
+	})
+
+	consumer := func(group string, extra kafka.ConfigMap) (*kafka.Consumer, error) {
+		cm := kafka.ConfigMap{"bootstrap.servers": a.Bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+			"enable.auto.commit": false}
+		for k, v := range extra {
+			cm[k] = v
+		}
+		return kafka.NewConsumer(&cm)
+	}
+
+	phase := func(n, want int) (string, error) {
+		c, err := consumer(a.Group, nil)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		if err := c.SubscribeTopics([]string{topic}, nil); err != nil {
+			return "", err
+		}
+		got := 0
+		commit := map[int32]kafka.Offset{}
+		deadline := time.Now().Add(60 * time.Second)
+		for got < want && time.Now().Before(deadline) {
+			switch e := c.Poll(200).(type) {
+			case *kafka.Message:
+				got++
+				var hs []scenario.Header
+				for _, h := range e.Headers {
+					hs = append(hs, scenario.Header{Key: h.Key, Value: string(h.Value)})
+				}
+				reads.Rec(n, e.TopicPartition.Partition, int64(e.TopicPartition.Offset), string(e.Key), string(e.Value), hs)
+				commit[e.TopicPartition.Partition] = e.TopicPartition.Offset + 1
+			case kafka.Error:
+				if e.IsFatal() {
+					return "", e
+				}
+			}
+		}
+		var tps []kafka.TopicPartition
+		for p, o := range commit {
+			tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: o})
+		}
+		if len(tps) > 0 {
+			if _, err := c.CommitOffsets(tps); err != nil {
+				return "", fmt.Errorf("commit: %w", err)
+			}
+		}
+		if got < want {
+			return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
+		}
+		return fmt.Sprintf("%d records, committed", got), nil
+	}
+	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
+	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
+
+	scenario.Step("offsets_for_times", func() (string, error) {
+		c, err := consumer(a.Group+"-times", nil)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		var q []kafka.TopicPartition
+		for p := 0; p < a.Partitions; p++ {
+			q = append(q, kafka.TopicPartition{Topic: &topic, Partition: int32(p), Offset: kafka.Offset(base + int64(a.First))})
+		}
+		got, err := c.OffsetsForTimes(q, 30000)
+		if err != nil {
+			return "", err
+		}
+		d := ""
+		for _, tp := range got {
+			want, size := reads.ExpectedAfter(tp.Partition, a.First)
+			o := int64(tp.Offset)
+			if tp.Error != nil {
+				return "", tp.Error
+			}
+			if o != want && !(want == size && (o == -1 || o == size)) {
+				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", tp.Partition, o, a.First, want)
+			}
+			d += fmt.Sprintf("%d->%d ", tp.Partition, o)
+		}
+		return d, nil
+	})
+
+	scenario.Step("rebalance", func() (string, error) {
+		g := a.Group + "-coop"
+		conf := kafka.ConfigMap{"partition.assignment.strategy": "cooperative-sticky"}
+		ca, err := consumer(g, conf)
+		if err != nil {
+			return "", err
+		}
+		defer ca.Close()
+		cb, err := consumer(g, conf)
+		if err != nil {
+			return "", err
+		}
+		defer cb.Close()
+		var revoked []int
+		ca.SubscribeTopics([]string{topic}, func(c *kafka.Consumer, e kafka.Event) error {
+			if r, ok := e.(kafka.RevokedPartitions); ok {
+				for _, tp := range r.Partitions {
+					revoked = append(revoked, int(tp.Partition))
+				}
+			}
+			return nil
+		})
+		owned := func(c *kafka.Consumer) []int {
+			ps, _ := c.Assignment()
+			var r []int
+			for _, tp := range ps {
+				r = append(r, int(tp.Partition))
+			}
+			sort.Ints(r)
+			return r
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for len(owned(ca)) < a.Partitions {
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("member A alone got %v in 60 s", owned(ca))
+			}
+			ca.Poll(200)
+		}
+		cb.SubscribeTopics([]string{topic}, nil)
+		deadline = time.Now().Add(90 * time.Second)
+		stable := 0
+		var sa, sb []int
+		for stable < 5 {
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("no stable split in 90 s: A %v B %v", owned(ca), owned(cb))
+			}
+			ca.Poll(100)
+			cb.Poll(100)
+			sa, sb = owned(ca), owned(cb)
+			all := map[int]bool{}
+			for _, p := range sa {
+				all[p] = true
+			}
+			disjoint := true
+			for _, p := range sb {
+				disjoint = disjoint && !all[p]
+				all[p] = true
+			}
+			if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+				stable++
+			} else {
+				stable = 0
+			}
+		}
+		sort.Ints(revoked)
+		if fmt.Sprint(revoked) != fmt.Sprint(sb) {
+			return "", fmt.Errorf("A revoked %v but B owns %v (not incremental)", revoked, sb)
+		}
+		return fmt.Sprintf("A %v + B %v, A revoked only %v", sa, sb, revoked), nil
+	})
+
+	scenario.Step("describe", func() (string, error) {
+		r, err := adm.DescribeTopics(ctx(), kafka.NewTopicCollectionOfTopicNames([]string{topic}))
+		if err != nil {
+			return "", err
+		}
+		td := r.TopicDescriptions[0]
+		if td.Error.Code() != kafka.ErrNoError {
+			return "", td.Error
+		}
+		if len(td.Partitions) != a.Partitions {
+			return "", fmt.Errorf("%d partitions described, expected %d", len(td.Partitions), a.Partitions)
+		}
+		for _, p := range td.Partitions {
+			if p.Leader == nil {
+				return "", fmt.Errorf("partition %d has no leader", p.Partition)
+			}
+		}
+		return fmt.Sprintf("DescribeTopics: %d partitions with leaders", a.Partitions), nil
+	})
+
+	scenario.Step("delete_records", func() (string, error) {
+		r, err := adm.DeleteRecords(ctx(), []kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: 10}})
+		if err != nil {
+			return "", err
+		}
+		res := r.DeleteRecordsResults[0]
+		if res.TopicPartition.Error != nil {
+			return "", res.TopicPartition.Error
+		}
+		if res.DeletedRecords == nil || res.DeletedRecords.LowWatermark != 10 {
+			return "", fmt.Errorf("low watermark %v after deleting before 10", res.DeletedRecords)
+		}
+		c, err := consumer(a.Group+"-wm", nil)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		lo, _, err := c.QueryWatermarkOffsets(topic, 0, 30000)
+		if err != nil {
+			return "", err
+		}
+		if lo != 10 {
+			return "", fmt.Errorf("earliest offset %d after DeleteRecords(10)", lo)
+		}
+		return "partition 0 low watermark 10, earliest 10", nil
+	})
+
+	scenario.Step("delete", func() (string, error) {
+		rs, err := adm.DeleteTopics(ctx(), []string{topic})
+		if err == nil && rs[0].Error.Code() != kafka.ErrNoError {
+			err = rs[0].Error
+		}
+		if err != nil {
+			return "", err
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			md, err := adm.GetMetadata(nil, true, 10000)
+			if err == nil {
+				if _, ok := md.Topics[topic]; !ok {
+					return "DeleteTopics, no longer listed", nil
+				}
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	scenario.Skip("transactions", "transactions not built yet in Sluice")
+	scenario.Printf("DONE")
+}

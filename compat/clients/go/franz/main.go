@@ -1,0 +1,346 @@
+// Client-matrix driver for franz-go (kgo for producing and consuming, kadm for the admin steps).
+//
+//	franz BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
+//
+// Prints STEP / REC / INFO lines (run_matrix.py checks them; ../../README.md). Every wait is bounded.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/compat/clients/scenario"
+)
+
+const client = "franz"
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/twmb/franz-go" {
+				return "franz-go " + d.Version
+			}
+		}
+	}
+	return "franz-go"
+}
+
+func main() {
+	a := scenario.Parse()
+	scenario.Printf("INFO %s", version())
+	seed := kgo.SeedBrokers(strings.Split(a.Bootstrap, ",")...)
+	admCl, err := kgo.NewClient(seed)
+	if err != nil {
+		scenario.Printf("ERROR %v", err)
+		return
+	}
+	adm := kadm.NewClient(admCl)
+	defer adm.Close()
+	ctx := func(d time.Duration) context.Context {
+		// the timer releases the context's resources a second after its deadline
+		c, cancel := context.WithTimeout(context.Background(), d)
+		time.AfterFunc(d+time.Second, cancel)
+		return c
+	}
+	base := time.Now().Add(-time.Minute).UnixMilli()
+	reads := &scenario.Reads{}
+
+	scenario.Step("create", func() (string, error) {
+		rs, err := adm.CreateTopics(ctx(30*time.Second), int32(a.Partitions), 1, nil, a.Topic)
+		if err != nil {
+			return "", err
+		}
+		if r, err := rs.On(a.Topic, nil); err != nil || r.Err != nil {
+			return "", errors.Join(err, r.Err)
+		}
+		return fmt.Sprintf("CreateTopics %d partitions", a.Partitions), nil
+	})
+
+	scenario.Step("produce", func() (string, error) {
+		// franz-go producers are idempotent unless DisableIdempotentWrite is given.
+		p, err := kgo.NewClient(seed, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond))
+		if err != nil {
+			return "", err
+		}
+		defer p.Close()
+		recs := make([]*kgo.Record, a.Records)
+		for i := range recs {
+			hs := []kgo.RecordHeader{}
+			for _, h := range scenario.Headers(i, client) {
+				hs = append(hs, kgo.RecordHeader{Key: h.Key, Value: []byte(h.Value)})
+			}
+			recs[i] = &kgo.Record{Topic: a.Topic, Key: []byte(scenario.Key(i)), Value: []byte(scenario.Value(i, client)),
+				Headers: hs, Timestamp: time.UnixMilli(base + int64(i))}
+		}
+		if err := p.ProduceSync(ctx(60*time.Second), recs...).FirstErr(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d records, acks=all, idempotent", a.Records), nil
+	})
+
+	phase := func(n, want int) (string, error) {
+		c, err := kgo.NewClient(seed, kgo.ConsumerGroup(a.Group), kgo.ConsumeTopics(a.Topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		var taken []*kgo.Record
+		deadline := time.Now().Add(60 * time.Second)
+		for len(taken) < want && time.Now().Before(deadline) {
+			fs := c.PollFetches(ctx(time.Second))
+			for _, fe := range fs.Errors() {
+				if !errors.Is(fe.Err, context.DeadlineExceeded) && !errors.Is(fe.Err, context.Canceled) {
+					return "", fmt.Errorf("fetch %s/%d: %w", fe.Topic, fe.Partition, fe.Err)
+				}
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				if len(taken) < want {
+					taken = append(taken, r)
+				}
+			})
+		}
+		for _, r := range taken {
+			hs := []scenario.Header{}
+			for _, h := range r.Headers {
+				hs = append(hs, scenario.Header{Key: h.Key, Value: string(h.Value)})
+			}
+			reads.Rec(n, r.Partition, r.Offset, string(r.Key), string(r.Value), hs)
+		}
+		if err := c.CommitRecords(ctx(30*time.Second), taken...); err != nil {
+			return "", fmt.Errorf("commit: %w", err)
+		}
+		if len(taken) < want {
+			return "", fmt.Errorf("read %d of %d records in 60 s", len(taken), want)
+		}
+		return fmt.Sprintf("%d records, committed", len(taken)), nil
+	}
+	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
+	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
+
+	scenario.Step("offsets_for_times", func() (string, error) {
+		lo, err := adm.ListOffsetsAfterMilli(ctx(30*time.Second), base+int64(a.First), a.Topic)
+		if err != nil {
+			return "", err
+		}
+		d := ""
+		for p := int32(0); p < int32(a.Partitions); p++ {
+			o, ok := lo.Lookup(a.Topic, p)
+			if !ok {
+				return "", fmt.Errorf("partition %d missing from ListOffsets", p)
+			}
+			if o.Err != nil {
+				return "", fmt.Errorf("partition %d: %w", p, o.Err)
+			}
+			want, size := reads.ExpectedAfter(p, a.First)
+			// kadm answers the end offset where no record is at or after the time.
+			if o.Offset != want && !(want == size && (o.Offset == -1 || o.Offset == size)) {
+				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, o.Offset, a.First, want)
+			}
+			d += fmt.Sprintf("%d->%d ", p, o.Offset)
+		}
+		return d, nil
+	})
+
+	scenario.Step("rebalance", func() (string, error) { return rebalance(a, seed) })
+
+	scenario.Step("describe", func() (string, error) {
+		td, err := adm.ListTopics(ctx(30*time.Second), a.Topic)
+		if err != nil {
+			return "", err
+		}
+		t, ok := td[a.Topic]
+		if !ok || t.Err != nil {
+			return "", fmt.Errorf("topic not described: %v", t.Err)
+		}
+		if len(t.Partitions) != a.Partitions {
+			return "", fmt.Errorf("%d partitions described, expected %d", len(t.Partitions), a.Partitions)
+		}
+		for _, p := range t.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return "", fmt.Errorf("partition %d: leader %d, %v", p.Partition, p.Leader, p.Err)
+			}
+		}
+		return fmt.Sprintf("%d partitions with leaders", a.Partitions), nil
+	})
+
+	scenario.Step("delete_records", func() (string, error) {
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: a.Topic, Partition: 0, At: 10, LeaderEpoch: -1})
+		rs, err := adm.DeleteRecords(ctx(30*time.Second), os)
+		if err != nil {
+			return "", err
+		}
+		r, ok := rs.Lookup(a.Topic, 0)
+		if !ok || r.Err != nil {
+			return "", fmt.Errorf("no result for partition 0: %v", r.Err)
+		}
+		if r.LowWatermark != 10 {
+			return "", fmt.Errorf("low watermark %d after deleting before 10", r.LowWatermark)
+		}
+		so, err := adm.ListStartOffsets(ctx(30*time.Second), a.Topic)
+		if err != nil {
+			return "", err
+		}
+		if o, _ := so.Lookup(a.Topic, 0); o.Offset != 10 {
+			return "", fmt.Errorf("earliest offset %d after DeleteRecords(10) (%v)", o.Offset, o.Err)
+		}
+		return "partition 0 low watermark 10, earliest 10", nil
+	})
+
+	scenario.Step("delete", func() (string, error) {
+		rs, err := adm.DeleteTopics(ctx(30*time.Second), a.Topic)
+		if err != nil {
+			return "", err
+		}
+		if r, err := rs.On(a.Topic, nil); err != nil || r.Err != nil {
+			return "", errors.Join(err, r.Err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			td, err := adm.ListTopics(ctx(10 * time.Second))
+			if err == nil && !td.Has(a.Topic) {
+				return "DeleteTopics, no longer listed", nil
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	scenario.Skip("transactions", "transactions not built yet in Sluice")
+	scenario.Printf("DONE")
+}
+
+// member is one group member's view: owned partitions from its callbacks, and what it gave up.
+type member struct {
+	mu      sync.Mutex
+	owned   map[int32]bool
+	revoked []int32
+	events  []string
+}
+
+func (m *member) on(kind string, ps map[string][]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, list := range ps {
+		for _, p := range list {
+			if kind == "+" {
+				m.owned[p] = true
+			} else {
+				delete(m.owned, p)
+				m.revoked = append(m.revoked, p)
+			}
+		}
+		if len(list) > 0 {
+			m.events = append(m.events, fmt.Sprintf("%s%d", kind, len(list)))
+		}
+	}
+}
+
+func (m *member) snapshot() []int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ps []int32
+	for p := range m.owned {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	return ps
+}
+
+// rebalance: a new group with the cooperative-sticky balancer; A alone owns every partition, then B
+// joins: B must get partitions without A giving up the ones it keeps (A revokes exactly B's share).
+func rebalance(a scenario.Args, seed kgo.Opt) (string, error) {
+	g := a.Group + "-coop"
+	start := func(m *member) (*kgo.Client, error) {
+		m.owned = map[int32]bool{}
+		return kgo.NewClient(seed, kgo.ConsumerGroup(g), kgo.ConsumeTopics(a.Topic),
+			kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.DisableAutoCommit(),
+			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { m.on("+", ps) }),
+			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { m.on("-", ps) }),
+			kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { m.on("-", ps) }))
+	}
+	poll := func(c *kgo.Client, stop chan struct{}, wg *sync.WaitGroup) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			c.PollFetches(cx)
+			cancel()
+		}
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	ma, mb := &member{}, &member{}
+	ca, err := start(ma)
+	if err != nil {
+		return "", err
+	}
+	defer ca.Close()
+	wg.Add(1)
+	go poll(ca, stop, &wg)
+	defer func() { close(stop); wg.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(ma.snapshot()) < a.Partitions {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("member A alone owns %v after 60 s", ma.snapshot())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cb, err := start(mb)
+	if err != nil {
+		return "", err
+	}
+	defer cb.Close()
+	wg.Add(1)
+	go poll(cb, stop, &wg)
+	deadline = time.Now().Add(90 * time.Second)
+	stable := 0
+	for stable < 5 {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no stable split in 90 s: A %v B %v", ma.snapshot(), mb.snapshot())
+		}
+		time.Sleep(200 * time.Millisecond)
+		sa, sb := ma.snapshot(), mb.snapshot()
+		all := map[int32]bool{}
+		for _, p := range sa {
+			all[p] = true
+		}
+		disjoint := true
+		for _, p := range sb {
+			if all[p] {
+				disjoint = false
+			}
+			all[p] = true
+		}
+		if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+			stable++
+		} else {
+			stable = 0
+		}
+	}
+	ma.mu.Lock()
+	rev := append([]int32(nil), ma.revoked...)
+	ev := append([]string(nil), ma.events...)
+	ma.mu.Unlock()
+	sort.Slice(rev, func(i, j int) bool { return rev[i] < rev[j] })
+	sb := mb.snapshot()
+	if fmt.Sprint(rev) != fmt.Sprint(sb) {
+		return "", fmt.Errorf("A revoked %v but B owns %v (not incremental; A events %v)", rev, sb, ev)
+	}
+	return fmt.Sprintf("A %v + B %v, A revoked only %v %v", ma.snapshot(), sb, rev, ev), nil
+}

@@ -1,0 +1,378 @@
+// Client-matrix driver for IBM/sarama (ClusterAdmin, SyncProducer, ConsumerGroup).
+//
+//	sarama BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
+//
+// Prints STEP / REC / INFO lines (run_matrix.py checks them; ../../README.md). Every wait is bounded.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"sluice/compat/clients/scenario"
+)
+
+const client = "sarama"
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/IBM/sarama" {
+				return "sarama " + d.Version
+			}
+		}
+	}
+	return "sarama"
+}
+
+func config() *sarama.Config {
+	c := sarama.NewConfig()
+	c.Version = sarama.V4_0_0_0 // the protocol versions of Kafka 4.0 (4.x removed the oldest ones)
+	c.ClientID = "matrix-sarama"
+	c.Net.DialTimeout = 10 * time.Second
+	c.Admin.Timeout = 30 * time.Second
+	return c
+}
+
+func main() {
+	a := scenario.Parse()
+	scenario.Printf("INFO %s", version())
+	if os.Getenv("MATRIX_DEBUG") != "" {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
+	brokers := strings.Split(a.Bootstrap, ",")
+	base := time.Now().Add(-time.Minute).UnixMilli()
+	reads := &scenario.Reads{}
+	adm, err := sarama.NewClusterAdmin(brokers, config())
+	if err != nil {
+		scenario.Printf("ERROR admin: %v", err)
+		return
+	}
+	defer adm.Close()
+
+	scenario.Step("create", func() (string, error) {
+		err := adm.CreateTopic(a.Topic, &sarama.TopicDetail{NumPartitions: int32(a.Partitions), ReplicationFactor: 1}, false)
+		return fmt.Sprintf("CreateTopics %d partitions", a.Partitions), err
+	})
+
+	scenario.Step("produce", func() (string, error) {
+		c := config()
+		c.Producer.RequiredAcks = sarama.WaitForAll
+		c.Producer.Idempotent = true
+		c.Net.MaxOpenRequests = 1
+		c.Producer.Retry.Max = 5
+		c.Producer.Return.Successes = true
+		c.Producer.Partitioner = sarama.NewHashPartitioner
+		p, err := sarama.NewSyncProducer(brokers, c)
+		if err != nil {
+			return "", err
+		}
+		defer p.Close()
+		msgs := make([]*sarama.ProducerMessage, a.Records)
+		for i := range msgs {
+			var hs []sarama.RecordHeader
+			for _, h := range scenario.Headers(i, client) {
+				hs = append(hs, sarama.RecordHeader{Key: []byte(h.Key), Value: []byte(h.Value)})
+			}
+			msgs[i] = &sarama.ProducerMessage{Topic: a.Topic, Key: sarama.StringEncoder(scenario.Key(i)),
+				Value: sarama.StringEncoder(scenario.Value(i, client)), Headers: hs, Timestamp: time.UnixMilli(base + int64(i))}
+		}
+		if err := p.SendMessages(msgs); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d records, acks=all, idempotent", a.Records), nil
+	})
+
+	phase := func(n, want int) (string, error) {
+		c := config()
+		c.Consumer.Offsets.Initial = sarama.OffsetOldest
+		c.Consumer.Offsets.AutoCommit.Enable = false
+		g, err := sarama.NewConsumerGroup(brokers, a.Group, c)
+		if err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		h := &phaseHandler{want: want, phase: n, reads: reads, done: cancel}
+		var consumeErr error
+		for ctx.Err() == nil {
+			if err := g.Consume(ctx, []string{a.Topic}, h); err != nil && ctx.Err() == nil {
+				consumeErr = err
+				break
+			}
+		}
+		if err := g.Close(); err != nil && consumeErr == nil {
+			consumeErr = err
+		}
+		h.mu.Lock()
+		got, commitErr := h.got, h.commitErr
+		h.mu.Unlock()
+		if consumeErr != nil {
+			return "", consumeErr
+		}
+		if commitErr != nil {
+			return "", fmt.Errorf("commit: %w", commitErr)
+		}
+		if got < want {
+			return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
+		}
+		return fmt.Sprintf("%d records, committed", got), nil
+	}
+	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
+	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
+
+	scenario.Step("offsets_for_times", func() (string, error) {
+		cl, err := sarama.NewClient(brokers, config())
+		if err != nil {
+			return "", err
+		}
+		defer cl.Close()
+		d := ""
+		for p := int32(0); p < int32(a.Partitions); p++ {
+			o, err := cl.GetOffset(a.Topic, p, base+int64(a.First))
+			if err != nil {
+				return "", fmt.Errorf("partition %d: %w", p, err)
+			}
+			want, size := reads.ExpectedAfter(p, a.First)
+			if o != want && !(want == size && (o == -1 || o == size)) {
+				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, o, a.First, want)
+			}
+			d += fmt.Sprintf("%d->%d ", p, o)
+		}
+		return d, nil
+	})
+
+	scenario.Step("rebalance", func() (string, error) { return rebalance(a, brokers) })
+
+	scenario.Step("describe", func() (string, error) {
+		md, err := adm.DescribeTopics([]string{a.Topic})
+		if err != nil {
+			return "", err
+		}
+		if len(md) != 1 || md[0].Err != sarama.ErrNoError {
+			return "", fmt.Errorf("topic metadata %v", md)
+		}
+		if len(md[0].Partitions) != a.Partitions {
+			return "", fmt.Errorf("%d partitions described, expected %d", len(md[0].Partitions), a.Partitions)
+		}
+		for _, p := range md[0].Partitions {
+			if p.Err != sarama.ErrNoError || p.Leader < 0 {
+				return "", fmt.Errorf("partition %d: leader %d, %v", p.ID, p.Leader, p.Err)
+			}
+		}
+		return fmt.Sprintf("%d partitions with leaders", a.Partitions), nil
+	})
+
+	scenario.Step("delete_records", func() (string, error) {
+		if err := adm.DeleteRecords(a.Topic, map[int32]int64{0: 10}); err != nil {
+			return "", err
+		}
+		cl, err := sarama.NewClient(brokers, config())
+		if err != nil {
+			return "", err
+		}
+		defer cl.Close()
+		o, err := cl.GetOffset(a.Topic, 0, sarama.OffsetOldest)
+		if err != nil {
+			return "", err
+		}
+		if o != 10 {
+			return "", fmt.Errorf("earliest offset %d after DeleteRecords(10)", o)
+		}
+		return "partition 0 deleted before 10, earliest 10 (sarama returns no low watermark)", nil
+	})
+
+	scenario.Step("delete", func() (string, error) {
+		if err := adm.DeleteTopic(a.Topic); err != nil {
+			return "", err
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ts, err := adm.ListTopics()
+			if _, ok := ts[a.Topic]; err == nil && !ok {
+				return "DeleteTopics, no longer listed", nil
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	scenario.Skip("transactions", "transactions not built yet in Sluice")
+	scenario.Printf("DONE")
+}
+
+// phaseHandler takes exactly `want` records (a prefix of each partition), marks them, and commits
+// synchronously when the session ends.
+type phaseHandler struct {
+	mu        sync.Mutex
+	want, got int
+	phase     int
+	reads     *scenario.Reads
+	done      context.CancelFunc
+	commitErr error
+}
+
+func (h *phaseHandler) Setup(sarama.ConsumerGroupSession) error { return nil }
+
+func (h *phaseHandler) Cleanup(s sarama.ConsumerGroupSession) error {
+	s.Commit()
+	return nil
+}
+
+func (h *phaseHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	for m := range c.Messages() {
+		h.mu.Lock()
+		if h.got >= h.want {
+			h.mu.Unlock()
+			return nil
+		}
+		h.got++
+		var hs []scenario.Header
+		for _, x := range m.Headers {
+			hs = append(hs, scenario.Header{Key: string(x.Key), Value: string(x.Value)})
+		}
+		h.reads.Rec(h.phase, m.Partition, m.Offset, string(m.Key), string(m.Value), hs)
+		s.MarkMessage(m, "")
+		full := h.got >= h.want
+		h.mu.Unlock()
+		if full {
+			h.done()
+			return nil
+		}
+	}
+	return nil
+}
+
+// memberHandler records each generation's claims of one member of the cooperative group.
+type memberHandler struct {
+	mu       sync.Mutex
+	owned    map[int32]bool
+	revoked  []int32
+	stopping bool
+}
+
+func (h *memberHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (h *memberHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+
+// ConsumeClaim runs while the member owns the partition: its start is an assignment, its end (the
+// claim's channel closed) a revocation.
+func (h *memberHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	h.mu.Lock()
+	if h.owned == nil {
+		h.owned = map[int32]bool{}
+	}
+	h.owned[c.Partition()] = true
+	h.mu.Unlock()
+	for range c.Messages() {
+	}
+	h.mu.Lock()
+	if !h.stopping {
+		delete(h.owned, c.Partition())
+		h.revoked = append(h.revoked, c.Partition())
+	}
+	h.mu.Unlock()
+	return nil
+}
+func (h *memberHandler) snapshot() []int32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ps []int32
+	for p := range h.owned {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	return ps
+}
+
+// rebalance: a new group with the cooperative-sticky strategy; A alone owns every partition, then B
+// joins: B must get partitions without A giving up the ones it keeps (A revokes exactly B's share).
+func rebalance(a scenario.Args, brokers []string) (string, error) {
+	gid := a.Group + "-coop"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	start := func(h *memberHandler) (sarama.ConsumerGroup, error) {
+		c := config()
+		c.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyCooperativeSticky()}
+		c.Consumer.Offsets.AutoCommit.Enable = false
+		g, err := sarama.NewConsumerGroup(brokers, gid, c)
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if err := g.Consume(ctx, []string{a.Topic}, h); err != nil {
+					fmt.Fprintf(os.Stderr, "consume: %v\n", err)
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+		return g, nil
+	}
+	ha, hb := &memberHandler{}, &memberHandler{}
+	ga, err := start(ha)
+	if err != nil {
+		return "", err
+	}
+	defer func() { cancel(); ga.Close(); wg.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(ha.snapshot()) < a.Partitions {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("member A alone owns %v after 60 s", ha.snapshot())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	gb, err := start(hb)
+	if err != nil {
+		return "", err
+	}
+	defer gb.Close()
+	deadline = time.Now().Add(90 * time.Second)
+	stable := 0
+	var sa, sb []int32
+	for stable < 5 {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no stable split in 90 s: A %v B %v", ha.snapshot(), hb.snapshot())
+		}
+		time.Sleep(200 * time.Millisecond)
+		sa, sb = ha.snapshot(), hb.snapshot()
+		all := map[int32]bool{}
+		for _, p := range sa {
+			all[p] = true
+		}
+		disjoint := true
+		for _, p := range sb {
+			disjoint = disjoint && !all[p]
+			all[p] = true
+		}
+		if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+			stable++
+		} else {
+			stable = 0
+		}
+	}
+	ha.mu.Lock()
+	rev := append([]int32(nil), ha.revoked...)
+	ha.stopping = true
+	ha.mu.Unlock()
+	hb.mu.Lock()
+	hb.stopping = true
+	hb.mu.Unlock()
+	sort.Slice(rev, func(i, j int) bool { return rev[i] < rev[j] })
+	if fmt.Sprint(rev) != fmt.Sprint(sb) {
+		return "", fmt.Errorf("A gave up %v but B owns %v (not incremental)", rev, sb)
+	}
+	return fmt.Sprintf("A %v + B %v, A gave up only %v", sa, sb, rev), nil
+}

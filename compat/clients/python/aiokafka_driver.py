@@ -1,0 +1,146 @@
+"""Client-matrix driver for aiokafka (asyncio, pure Python protocol code), from PyPI in the matrix's
+venv (row aiokafka). aiokafka has no cooperative rebalancing (eager assignors only): that step SKIPs.
+
+    python aiokafka_driver.py BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
+"""
+import asyncio
+import sys
+import time
+import traceback
+
+import aiokafka
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
+
+from scenario import TX_SKIP, Args, Reads, Skip, headers, key, out, value
+
+
+async def step(name, coro_fn):
+    try:
+        detail = await coro_fn()
+        out("STEP %s PASS %s" % (name, detail or ""))
+    except Skip as e:
+        out("STEP %s SKIP %s" % (name, e))
+    except Exception as e:  # noqa: BLE001 - reported as the step's failure
+        traceback.print_exc(file=sys.stderr)
+        out("STEP %s FAIL %s: %s" % (name, type(e).__name__, str(e).replace("\n", " ")[:400]))
+
+
+async def main():
+    a = Args(sys.argv)
+    out("INFO aiokafka %s" % aiokafka.__version__)
+    admin = AIOKafkaAdminClient(bootstrap_servers=a.bootstrap, request_timeout_ms=30000)
+    await admin.start()
+    reads = Reads()
+
+    async def create():
+        await admin.create_topics([NewTopic(a.topic, a.partitions, 1)], timeout_ms=30000)
+        return "CreateTopics %d partitions" % a.partitions
+    await step("create", create)
+
+    async def produce():
+        p = AIOKafkaProducer(bootstrap_servers=a.bootstrap, acks="all", enable_idempotence=True, linger_ms=5)
+        await p.start()
+        try:
+            futs = [await p.send(a.topic, key=key(i).encode(), value=value(i, a.client).encode(),
+                                 headers=headers(i, a.client), timestamp_ms=a.base + i) for i in range(a.records)]
+            await asyncio.wait_for(asyncio.gather(*futs), 60)
+        finally:
+            await p.stop()
+        return "%d records, acks=all, enable_idempotence=True" % a.records
+    await step("produce", produce)
+
+    def consumer(group):
+        return AIOKafkaConsumer(bootstrap_servers=a.bootstrap, group_id=group, auto_offset_reset="earliest",
+                                enable_auto_commit=False)
+
+    async def phase(n, want):
+        c = consumer(a.group)
+        await c.start()
+        got, commit = 0, {}
+        try:
+            c.subscribe([a.topic])
+            deadline = time.monotonic() + 60
+            while got < want and time.monotonic() < deadline:
+                for tp, msgs in (await c.getmany(timeout_ms=500)).items():
+                    for m in msgs:
+                        if got == want:
+                            break
+                        got += 1
+                        reads.rec(n, m.partition, m.offset, m.key.decode(), m.value.decode(), m.headers)
+                        commit[tp] = m.offset + 1
+            if commit:
+                await c.commit(commit)
+        finally:
+            await c.stop()
+        if got < want:
+            raise AssertionError("read %d of %d records in 60 s" % (got, want))
+        return "%d records, committed" % got
+    await step("consume", lambda: phase(1, a.first))
+    await step("resume", lambda: phase(2, a.records - a.first))
+
+    async def times():
+        c = AIOKafkaConsumer(bootstrap_servers=a.bootstrap)
+        await c.start()
+        try:
+            tps = [TopicPartition(a.topic, p) for p in range(a.partitions)]
+            got = await c.offsets_for_times({tp: a.base + a.first for tp in tps})
+        finally:
+            await c.stop()
+        d = []
+        for tp in tps:
+            want, size = reads.expected_after(tp.partition, a.first)
+            o = got.get(tp)
+            off = None if o is None else o.offset
+            if not (off == want or (want == size and off in (None, -1))):
+                raise AssertionError("partition %d: offset %s for timestamp base+%d, expected %d"
+                                     % (tp.partition, off, a.first, want))
+            d.append("%d->%s" % (tp.partition, off))
+        return " ".join(d)
+    await step("offsets_for_times", times)
+
+    async def rebalance():
+        raise Skip("aiokafka has no cooperative rebalancing (eager assignors only)")
+    await step("rebalance", rebalance)
+
+    async def describe():
+        ts = await admin.describe_topics([a.topic])
+        t = [t for t in ts if (t.get("topic") or t.get("name")) == a.topic][0]
+        parts = t["partitions"]
+        if t.get("error_code", 0) or len(parts) != a.partitions or any(p.get("leader", -1) < 0 for p in parts):
+            raise AssertionError("metadata %s" % t)
+        return "%d partitions with leaders" % len(parts)
+    await step("describe", describe)
+
+    async def delete_records():
+        tp = TopicPartition(a.topic, 0)
+        r = await admin.delete_records({tp: RecordsToDelete(before_offset=10)}, timeout_ms=30000)
+        if r.get(tp) != 10:
+            raise AssertionError("low watermark %s after deleting before 10" % r.get(tp))
+        c = AIOKafkaConsumer(bootstrap_servers=a.bootstrap)
+        await c.start()
+        try:
+            first = (await c.beginning_offsets([tp]))[tp]
+        finally:
+            await c.stop()
+        if first != 10:
+            raise AssertionError("earliest offset %d after DeleteRecords(10)" % first)
+        return "partition 0 low watermark 10, earliest 10"
+    await step("delete_records", delete_records)
+
+    async def delete():
+        await admin.delete_topics([a.topic], timeout_ms=30000)
+        deadline = time.monotonic() + 30
+        while a.topic in await admin.list_topics():
+            if time.monotonic() > deadline:
+                raise AssertionError("topic still listed 30 s after delete")
+            await asyncio.sleep(0.2)
+        return "DeleteTopics, no longer listed"
+    await step("delete", delete)
+    out("STEP transactions SKIP " + TX_SKIP)
+    await admin.close()
+    out("DONE")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,175 @@
+"""Client-matrix driver for confluent-kafka-python (on librdkafka): 2.16 from PyPI in the matrix's
+venv (row confluent2, its wheel bundles librdkafka 2.16) and Debian's 1.7.0 on librdkafka 2.0.2
+(row confluent). Steps the installed version has no API for SKIP (1.7: no delete_records).
+
+    python confluent_driver.py BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
+"""
+import sys
+import time
+
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from scenario import TX_SKIP, Args, Reads, Skip, check_split, headers, key, out, step, value
+
+
+def wait(futs, timeout=30):
+    for f in futs.values():
+        f.result(timeout)
+
+
+def main():
+    a = Args(sys.argv)
+    out("INFO confluent-kafka %s librdkafka %s" % (getattr(confluent_kafka, "__version__", None) or confluent_kafka.version()[0], confluent_kafka.libversion()[0]))
+    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    reads = Reads()
+
+    def create():
+        wait(admin.create_topics([NewTopic(a.topic, a.partitions, 1)], request_timeout=30))
+        return "CreateTopics %d partitions" % a.partitions
+    step("create", create)
+
+    def produce():
+        p = Producer({"bootstrap.servers": a.bootstrap, "acks": "all", "enable.idempotence": True,
+                      "linger.ms": 5})
+        errors = []
+
+        def dr(err, msg):
+            if err is not None:
+                errors.append(err)
+        for i in range(a.records):
+            while True:
+                try:
+                    p.produce(a.topic, key=key(i), value=value(i, a.client), headers=headers(i, a.client),
+                              timestamp=a.base + i, on_delivery=dr)
+                    break
+                except BufferError:
+                    p.poll(0.1)
+        left = p.flush(60)
+        if left or errors:
+            raise AssertionError("%d undelivered, errors %s" % (left, errors[:3]))
+        return "%d records, acks=all, enable.idempotence=true" % a.records
+    step("produce", produce)
+
+    def consumer(group, **extra):
+        conf = {"bootstrap.servers": a.bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                "enable.auto.commit": False}
+        conf.update(extra)
+        return Consumer(conf)
+
+    def phase(n, want):
+        c = consumer(a.group)
+        c.subscribe([a.topic])
+        got, commit = 0, {}
+        deadline = time.monotonic() + 60
+        while got < want and time.monotonic() < deadline:
+            for m in c.consume(num_messages=100, timeout=0.5):
+                if m.error():
+                    if m.error().code() == confluent_kafka.KafkaError._PARTITION_EOF:
+                        continue
+                    raise KafkaException(m.error())
+                if got == want:
+                    break
+                got += 1
+                reads.rec(n, m.partition(), m.offset(), m.key().decode(), m.value().decode(), m.headers())
+                commit[m.partition()] = m.offset() + 1
+        if commit:
+            c.commit(offsets=[TopicPartition(a.topic, p, o) for p, o in commit.items()], asynchronous=False)
+        c.close()
+        if got < want:
+            raise AssertionError("read %d of %d records in 60 s" % (got, want))
+        return "%d records, committed" % got
+    step("consume", lambda: phase(1, a.first))
+    step("resume", lambda: phase(2, a.records - a.first))
+
+    def times():
+        c = consumer(a.group + "-times")
+        got = c.offsets_for_times([TopicPartition(a.topic, p, a.base + a.first) for p in range(a.partitions)],
+                                  timeout=30)
+        c.close()
+        d = []
+        for tp in got:
+            if tp.error:
+                raise KafkaException(tp.error)
+            want, size = reads.expected_after(tp.partition, a.first)
+            if not (tp.offset == want or (want == size and tp.offset in (-1, size))):
+                raise AssertionError("partition %d: offset %d for timestamp base+%d, expected %d"
+                                     % (tp.partition, tp.offset, a.first, want))
+            d.append("%d->%d" % (tp.partition, tp.offset))
+        return " ".join(d)
+    step("offsets_for_times", times)
+
+    def rebalance():
+        g = a.group + "-coop"
+        revoked = []
+        ca = consumer(g, **{"partition.assignment.strategy": "cooperative-sticky"})
+        cb = consumer(g, **{"partition.assignment.strategy": "cooperative-sticky"})
+        ca.subscribe([a.topic], on_revoke=lambda c, ps: revoked.extend(tp.partition for tp in ps))
+        try:
+            deadline = time.monotonic() + 60
+            while len(ca.assignment()) < a.partitions:
+                if time.monotonic() > deadline:
+                    raise AssertionError("member A alone got %s in 60 s" % ca.assignment())
+                ca.poll(0.2)
+            cb.subscribe([a.topic])
+            deadline, stable = time.monotonic() + 90, 0
+            while stable < 5:
+                if time.monotonic() > deadline:
+                    raise AssertionError("no stable split in 90 s: A %s B %s" % (ca.assignment(), cb.assignment()))
+                ca.poll(0.1)
+                cb.poll(0.1)
+                sa = {tp.partition for tp in ca.assignment()}
+                sb = {tp.partition for tp in cb.assignment()}
+                stable = stable + 1 if sa and sb and not (sa & sb) and len(sa | sb) == a.partitions else 0
+            return check_split(sa, sb, revoked, a.partitions)
+        finally:
+            ca.close()
+            cb.close()
+    step("rebalance", rebalance)
+
+    def describe():
+        if hasattr(admin, "describe_topics"):
+            from confluent_kafka import TopicCollection
+            d = admin.describe_topics(TopicCollection([a.topic]), request_timeout=30)[a.topic].result(30)
+            parts = d.partitions
+            if len(parts) != a.partitions or any(p.leader is None for p in parts):
+                raise AssertionError("partitions %s" % parts)
+            return "DescribeTopics: %d partitions with leaders" % len(parts)
+        md = admin.list_topics(a.topic, timeout=30).topics[a.topic]
+        if md.error is not None or len(md.partitions) != a.partitions:
+            raise AssertionError("metadata %s, %d partitions" % (md.error, len(md.partitions)))
+        return "Metadata: %d partitions (1.7 has no describe_topics)" % len(md.partitions)
+    step("describe", describe)
+
+    def delete_records():
+        if not hasattr(admin, "delete_records"):
+            raise Skip("confluent-kafka %s has no delete_records" % confluent_kafka.version()[0])
+        r = admin.delete_records([TopicPartition(a.topic, 0, 10)], request_timeout=30)
+        res = list(r.values())[0].result(30)
+        low = getattr(res, "low_watermark", None)
+        if low != 10:
+            raise AssertionError("low watermark %s after deleting before 10" % low)
+        c = consumer(a.group + "-wm")
+        lo, hi = c.get_watermark_offsets(TopicPartition(a.topic, 0), timeout=30)
+        c.close()
+        if lo != 10:
+            raise AssertionError("earliest offset %d after DeleteRecords(10)" % lo)
+        return "partition 0 low watermark 10, earliest 10"
+    step("delete_records", delete_records)
+
+    def delete():
+        wait(admin.delete_topics([a.topic], request_timeout=30))
+        deadline = time.monotonic() + 30
+        while a.topic in admin.list_topics(timeout=10).topics:
+            if time.monotonic() > deadline:
+                raise AssertionError("topic still listed 30 s after delete")
+            time.sleep(0.2)
+        return "DeleteTopics, no longer listed"
+    step("delete", delete)
+    out("STEP transactions SKIP " + TX_SKIP)
+    out("DONE")
+
+
+if __name__ == "__main__":
+    main()
