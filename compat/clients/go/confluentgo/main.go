@@ -149,13 +149,12 @@ func main() {
 		}
 		d := ""
 		for _, tp := range got {
-			want, size := reads.ExpectedAfter(tp.Partition, a.First)
 			o := int64(tp.Offset)
 			if tp.Error != nil {
 				return "", tp.Error
 			}
-			if o != want && !(want == size && (o == -1 || o == size)) {
-				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", tp.Partition, o, a.First, want)
+			if err := reads.CheckTimeOffset(tp.Partition, a.First, o); err != nil {
+				return "", err
 			}
 			d += fmt.Sprintf("%d->%d ", tp.Partition, o)
 		}
@@ -211,16 +210,7 @@ func main() {
 			ca.Poll(100)
 			cb.Poll(100)
 			sa, sb = owned(ca), owned(cb)
-			all := map[int]bool{}
-			for _, p := range sa {
-				all[p] = true
-			}
-			disjoint := true
-			for _, p := range sb {
-				disjoint = disjoint && !all[p]
-				all[p] = true
-			}
-			if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+			if scenario.IsSplit(sa, sb, a.Partitions) {
 				stable++
 			} else {
 				stable = 0

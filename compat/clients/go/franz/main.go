@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -23,16 +22,7 @@ import (
 
 const client = "franz"
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/twmb/franz-go" {
-				return "franz-go " + d.Version
-			}
-		}
-	}
-	return "franz-go"
-}
+func version() string { return scenario.ModuleVersion("github.com/twmb/franz-go", "franz-go") }
 
 func main() {
 	a := scenario.Parse()
@@ -141,10 +131,9 @@ func main() {
 			if o.Err != nil {
 				return "", fmt.Errorf("partition %d: %w", p, o.Err)
 			}
-			want, size := reads.ExpectedAfter(p, a.First)
 			// kadm answers the end offset where no record is at or after the time.
-			if o.Offset != want && !(want == size && (o.Offset == -1 || o.Offset == size)) {
-				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, o.Offset, a.First, want)
+			if err := reads.CheckTimeOffset(p, a.First, o.Offset); err != nil {
+				return "", err
 			}
 			d += fmt.Sprintf("%d->%d ", p, o.Offset)
 		}
@@ -316,18 +305,7 @@ func rebalance(a scenario.Args, seed kgo.Opt) (string, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 		sa, sb := ma.snapshot(), mb.snapshot()
-		all := map[int32]bool{}
-		for _, p := range sa {
-			all[p] = true
-		}
-		disjoint := true
-		for _, p := range sb {
-			if all[p] {
-				disjoint = false
-			}
-			all[p] = true
-		}
-		if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+		if scenario.IsSplit(sa, sb, a.Partitions) {
 			stable++
 		} else {
 			stable = 0

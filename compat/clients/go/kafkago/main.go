@@ -117,9 +117,8 @@ func main() {
 			for off := range po.Offsets {
 				o = off
 			}
-			want, size := reads.ExpectedAfter(int32(po.Partition), a.First)
-			if o != want && !(want == size && (o == -1 || o == size)) {
-				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", po.Partition, o, a.First, want)
+			if err := reads.CheckTimeOffset(int32(po.Partition), a.First, o); err != nil {
+				return "", err
 			}
 			d += fmt.Sprintf("%d->%d ", po.Partition, o)
 		}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -23,16 +22,7 @@ import (
 
 const client = "sarama"
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/IBM/sarama" {
-				return "sarama " + d.Version
-			}
-		}
-	}
-	return "sarama"
-}
+func version() string { return scenario.ModuleVersion("github.com/IBM/sarama", "sarama") }
 
 func config() *sarama.Config {
 	c := sarama.NewConfig()
@@ -142,9 +132,8 @@ func main() {
 			if err != nil {
 				return "", fmt.Errorf("partition %d: %w", p, err)
 			}
-			want, size := reads.ExpectedAfter(p, a.First)
-			if o != want && !(want == size && (o == -1 || o == size)) {
-				return "", fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, o, a.First, want)
+			if err := reads.CheckTimeOffset(p, a.First, o); err != nil {
+				return "", err
 			}
 			d += fmt.Sprintf("%d->%d ", p, o)
 		}
@@ -348,16 +337,7 @@ func rebalance(a scenario.Args, brokers []string) (string, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 		sa, sb = ha.snapshot(), hb.snapshot()
-		all := map[int32]bool{}
-		for _, p := range sa {
-			all[p] = true
-		}
-		disjoint := true
-		for _, p := range sb {
-			disjoint = disjoint && !all[p]
-			all[p] = true
-		}
-		if len(sa) > 0 && len(sb) > 0 && disjoint && len(all) == a.Partitions {
+		if scenario.IsSplit(sa, sb, a.Partitions) {
 			stable++
 		} else {
 			stable = 0

@@ -5,6 +5,7 @@ package scenario
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,4 +111,44 @@ func (r *Reads) ExpectedAfter(p int32, first int) (int64, int64) {
 		}
 	}
 	return n, int64(len(idx))
+}
+
+// ModuleVersion is "label version" of the module at path as this binary was built with it, or label alone
+// when the build information does not list it.
+func ModuleVersion(path, label string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return label + " " + d.Version
+			}
+		}
+	}
+	return label
+}
+
+// IsSplit tells whether a and b, the partitions two members of a group own, are both non-empty, disjoint
+// and together cover `partitions` partitions: the end of a cooperative rebalance.
+func IsSplit[T ~int | ~int32](a, b []T, partitions int) bool {
+	all := map[T]bool{}
+	for _, p := range a {
+		all[p] = true
+	}
+	for _, p := range b {
+		if all[p] {
+			return false
+		}
+		all[p] = true
+	}
+	return len(a) > 0 && len(b) > 0 && len(all) == partitions
+}
+
+// CheckTimeOffset judges the offset a client got from ListOffsets for timestamp base+first on partition p:
+// the count of records with index < first there, or, when no record of p is at or after that time, -1 or
+// the end offset (clients answer either).
+func (r *Reads) CheckTimeOffset(p int32, first int, got int64) error {
+	want, size := r.ExpectedAfter(p, first)
+	if got != want && !(want == size && (got == -1 || got == size)) {
+		return fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, got, first, want)
+	}
+	return nil
 }
