@@ -125,10 +125,7 @@ func main() {
 				return "", fmt.Errorf("commit: %w", err)
 			}
 		}
-		if got < want {
-			return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
-		}
-		return fmt.Sprintf("%d records, committed", got), nil
+		return scenario.PhaseDone(got, want)
 	}
 	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
 	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
@@ -278,19 +275,14 @@ func main() {
 		if err != nil {
 			return "", err
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return scenario.WaitTopicGone(func() (bool, error) {
 			md, err := adm.GetMetadata(nil, true, 10000)
-			if err == nil {
-				if _, ok := md.Topics[topic]; !ok {
-					return "DeleteTopics, no longer listed", nil
-				}
+			if err != nil {
+				return false, err
 			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			_, ok := md.Topics[topic]
+			return ok, nil
+		})
 	})
 	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")

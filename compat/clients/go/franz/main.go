@@ -109,10 +109,7 @@ func main() {
 		if err := c.CommitRecords(ctx(30*time.Second), taken...); err != nil {
 			return "", fmt.Errorf("commit: %w", err)
 		}
-		if len(taken) < want {
-			return "", fmt.Errorf("read %d of %d records in 60 s", len(taken), want)
-		}
-		return fmt.Sprintf("%d records, committed", len(taken)), nil
+		return scenario.PhaseDone(len(taken), want)
 	}
 	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
 	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
@@ -194,17 +191,10 @@ func main() {
 		if r, err := rs.On(a.Topic, nil); err != nil || r.Err != nil {
 			return "", errors.Join(err, r.Err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return scenario.WaitTopicGone(func() (bool, error) {
 			td, err := adm.ListTopics(ctx(10 * time.Second))
-			if err == nil && !td.Has(a.Topic) {
-				return "DeleteTopics, no longer listed", nil
-			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return err == nil && td.Has(a.Topic), err
+		})
 	})
 	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")

@@ -91,10 +91,7 @@ func main() {
 				return "", fmt.Errorf("commit: %w", err)
 			}
 		}
-		if got < want {
-			return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
-		}
-		return fmt.Sprintf("%d records, committed", got), nil
+		return scenario.PhaseDone(got, want)
 	}
 	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
 	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
@@ -154,23 +151,18 @@ func main() {
 		if err != nil {
 			return "", err
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return scenario.WaitTopicGone(func() (bool, error) {
 			md, err := cl.Metadata(ctx(10*time.Second), &kafka.MetadataRequest{})
-			if err == nil {
-				found := false
-				for _, t := range md.Topics {
-					found = found || t.Name == a.Topic
-				}
-				if !found {
-					return "DeleteTopics, no longer listed", nil
+			if err != nil {
+				return false, err
+			}
+			for _, t := range md.Topics {
+				if t.Name == a.Topic {
+					return true, nil
 				}
 			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return false, nil
+		})
 	})
 	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")

@@ -112,10 +112,7 @@ func main() {
 		if commitErr != nil {
 			return "", fmt.Errorf("commit: %w", commitErr)
 		}
-		if got < want {
-			return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
-		}
-		return fmt.Sprintf("%d records, committed", got), nil
+		return scenario.PhaseDone(got, want)
 	}
 	scenario.Step("consume", func() (string, error) { return phase(1, a.First) })
 	scenario.Step("resume", func() (string, error) { return phase(2, a.Records-a.First) })
@@ -184,17 +181,11 @@ func main() {
 		if err := adm.DeleteTopic(a.Topic); err != nil {
 			return "", err
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return scenario.WaitTopicGone(func() (bool, error) {
 			ts, err := adm.ListTopics()
-			if _, ok := ts[a.Topic]; err == nil && !ok {
-				return "DeleteTopics, no longer listed", nil
-			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			_, ok := ts[a.Topic]
+			return err == nil && ok, err
+		})
 	})
 	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Args are the driver's command line: BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST.
@@ -151,4 +152,28 @@ func (r *Reads) CheckTimeOffset(p int32, first int, got int64) error {
 		return fmt.Errorf("partition %d: offset %d for timestamp base+%d, expected %d", p, got, first, want)
 	}
 	return nil
+}
+
+// WaitTopicGone is the end of the delete step: polls listed() (is the topic still in the cluster's
+// metadata?) every 200 ms until it answers false without error, for at most 30 s.
+func WaitTopicGone(listed func() (bool, error)) (string, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		present, err := listed()
+		if err == nil && !present {
+			return "DeleteTopics, no longer listed", nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("topic still listed 30 s after delete (%v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// PhaseDone is the verdict of a consume phase that took `got` of `want` records within its 60 s.
+func PhaseDone(got, want int) (string, error) {
+	if got < want {
+		return "", fmt.Errorf("read %d of %d records in 60 s", got, want)
+	}
+	return fmt.Sprintf("%d records, committed", got), nil
 }
