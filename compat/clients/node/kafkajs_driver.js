@@ -4,7 +4,7 @@
 //   node kafkajs_driver.js BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
 'use strict'
 const { Kafka, logLevel } = require('kafkajs')
-const { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep } = require('./scenario.js')
+const { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep, waitTopicGone } = require('./scenario.js')
 
 async function main () {
   const a = args(process.argv)
@@ -101,12 +101,7 @@ async function main () {
 
   await step('delete', async () => {
     await admin.deleteTopics({ topics: [a.topic], timeout: 30000 })
-    const deadline = Date.now() + 30000
-    while ((await admin.listTopics()).includes(a.topic)) {
-      if (Date.now() > deadline) throw new Error('topic still listed 30 s after delete')
-      await sleep(200)
-    }
-    return 'DeleteTopics, no longer listed'
+    return waitTopicGone(() => admin.listTopics(), a.topic)
   })
   out('STEP transactions SKIP ' + TX_SKIP)
   await admin.disconnect()

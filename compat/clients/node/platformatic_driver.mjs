@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { Admin, Consumer, Producer, ProduceAcks, stringDeserializers, stringSerializers } from '@platformatic/kafka'
 
 const require = createRequire(import.meta.url)
-const { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep } = require('./scenario.js')
+const { TX_SKIP, Skip, args, out, step, key, value, Reads, waitTopicGone } = require('./scenario.js')
 
 async function main () {
   const a = args(process.argv)
@@ -100,12 +100,7 @@ async function main () {
 
   await step('delete', async () => {
     await admin.deleteTopics({ topics: [a.topic] })
-    const deadline = Date.now() + 30000
-    while ((await admin.listTopics()).includes(a.topic)) {
-      if (Date.now() > deadline) throw new Error('topic still listed 30 s after delete')
-      await sleep(200)
-    }
-    return 'DeleteTopics, no longer listed'
+    return waitTopicGone(() => admin.listTopics(), a.topic)
   })
   out('STEP transactions SKIP ' + TX_SKIP)
   await admin.close()

@@ -64,4 +64,14 @@ class Reads {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-module.exports = { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep }
+// The end of the delete step: polls listTopics() every 200 ms until `topic` is gone, for at most 30 s.
+async function waitTopicGone (listTopics, topic) {
+  const deadline = Date.now() + 30000
+  while ((await listTopics()).includes(topic)) {
+    if (Date.now() > deadline) throw new Error('topic still listed 30 s after delete')
+    await sleep(200)
+  }
+  return 'DeleteTopics, no longer listed'
+}
+
+module.exports = { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep, waitTopicGone }
