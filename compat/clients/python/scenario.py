@@ -72,6 +72,23 @@ class Reads:
         idx = self.by_part.get(partition, [])
         return sum(1 for i in idx if i < first), len(idx)
 
+    def check_time_offset(self, partition, first, off, no_record=(None, -1), end_offset_ok=False):
+        """Judges the offset a client got for timestamp base+first on `partition`: expected_after's count,
+        or, when no record is at or after that time, one of `no_record` (what the client answers then) or,
+        with end_offset_ok, the partition's end offset. Returns "partition->offset"; raises AssertionError."""
+        want, size = self.expected_after(partition, first)
+        if not (off == want or (want == size and (off in no_record or (end_offset_ok and off == size)))):
+            raise AssertionError("partition %d: offset %s for timestamp base+%d, expected %d"
+                                 % (partition, off, first, want))
+        return "%d->%s" % (partition, off)
+
+
+def phase_done(got, want):
+    """The verdict of a consume phase that took `got` of `want` records within its 60 s."""
+    if got < want:
+        raise AssertionError("read %d of %d records in 60 s" % (got, want))
+    return "%d records, committed" % got
+
 
 def check_split(owned_a, owned_b, revoked_a, partitions):
     """The cooperative rebalance's verdict: A and B split every partition, A revoked only B's share."""
