@@ -1,0 +1,298 @@
+#include "coordination/zk/zk_controller.h"
+
+#include <chrono>
+#include <vector>
+
+#include "base/logging.h"
+#include "coordination/zk/zk_cluster_util.h"
+#include "coordination/zk/znodes.h"
+
+namespace sluice::coordination::zk {
+
+using detail::now_ms;
+
+zk_controller::zk_controller(zk_session_manager& session, cluster_follower& follower)
+    : session_(session), follower_(follower), options_(session.options()), rebalance_timer_(session.io()) {}
+
+// ---------------------------------------------------------------------------------------------------------
+// election
+
+void zk_controller::try_elect() {
+  if (!session_.registered() || is_controller_ || session_.stopped()) return;
+  auto s = session_.current();
+  if (!s) return;
+  const auto& self = session_.self();
+  auto& st = follower_.state();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto e = s->get(controller_epoch_znode::path(), nullptr);
+    if (e.code == zk_code::no_node) {
+      auto c = s->create(controller_epoch_znode::path(), controller_epoch_znode::encode(0), create_mode::persistent);
+      if (!c.ok() && c.code != zk_code::node_exists) return session_.on_zk_error(c.code);
+      continue;
+    }
+    if (!e.ok()) return session_.on_zk_error(e.code);
+    auto epoch = controller_epoch_znode::decode(e.value.data);
+    if (!epoch) {
+      log::error("zookeeper: cannot take part in the controller election: {}", epoch.err().message);
+      return;
+    }
+    size_t failed = 0;
+    // Kafka: create /controller and bump /controller_epoch in one multi, conditional on the epoch's version.
+    auto rc = s->multi({zk_op::create(controller_znode::path(), controller_znode::encode(self->id, now_ms()),
+                                      create_mode::ephemeral),
+                        zk_op::set(controller_epoch_znode::path(), controller_epoch_znode::encode(*epoch + 1),
+                                   e.value.stat.version)},
+                       &failed);
+    if (rc == zk_code::ok) {
+      is_controller_ = true;
+      controller_epoch_ = *epoch + 1;
+      controller_epoch_version_ = e.value.stat.version + 1;
+      st.controller_id = self->id;
+      known_czxid_.clear();
+      for (const auto& [id, b] : st.brokers) known_czxid_[id] = b.czxid;
+      shutdown_answered_.clear();
+      log::info("zookeeper: broker {} is the controller (controller epoch {})", self->id, controller_epoch_.load());
+      bool f = false;
+      session_.read_watched(controller_znode::path(), &f);
+      arm_rebalance_timer();
+      reconcile();
+      return;
+    }
+    if (rc == zk_code::node_exists && failed == 0) {
+      bool f = false;
+      auto n = session_.read_watched(controller_znode::path(), &f);
+      if (f) return;
+      if (!n) continue;  // gone meanwhile: try again
+      auto id = controller_znode::decode(n->data);
+      st.controller_id = id ? *id : -1;
+      return;
+    }
+    if (rc == zk_code::bad_version) continue;
+    return session_.on_zk_error(rc);
+  }
+}
+
+void zk_controller::resign() {
+  if (!is_controller_) return;
+  log::warn("zookeeper: broker {} is no longer the controller", session_.self_id());
+  is_controller_ = false;
+  rebalance_timer_.cancel();
+  known_czxid_.clear();
+  shutdown_answered_.clear();
+}
+
+void zk_controller::stop() {
+  rebalance_timer_.cancel();
+  if (is_controller_) log::info("zookeeper: broker {} stops being the controller", session_.self_id());
+  is_controller_ = false;
+}
+
+void zk_controller::controller_gone() {
+  if (is_controller_) resign();
+  if (session_.registered()) try_elect();
+}
+
+void zk_controller::controller_seen(int64_t owner) {
+  if (is_controller_ && (follower_.state().controller_id != session_.self_id() || owner != session_.session_id()))
+    resign();
+}
+
+void zk_controller::shutdown_markers_read() {
+  const auto& markers = follower_.state().shutdown_markers;
+  for (auto it = shutdown_answered_.begin(); it != shutdown_answered_.end();)
+    it = markers.contains(it->first) ? std::next(it) : shutdown_answered_.erase(it);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// partition states
+
+cluster_liveness zk_controller::liveness(const std::set<int32_t>& treat_as_dead) const {
+  const auto& st = follower_.state();
+  cluster_liveness l;
+  for (const auto& [id, b] : st.brokers)
+    if (!treat_as_dead.contains(id)) l.live.insert(id);
+  for (int32_t id : st.shutdown_markers)
+    if (l.live.contains(id)) l.shutting_down.insert(id);
+  return l;
+}
+
+bool zk_controller::unclean_for(const std::string& topic) const {
+  const auto& topics = follower_.state().topics;
+  auto it = topics.find(topic);
+  if (it != topics.end()) {
+    auto c = it->second.configs.find("unclean.leader.election.enable");
+    if (c != it->second.configs.end()) return c->second == "true" || c->second == "TRUE" || c->second == "True";
+  }
+  return options_.unclean_leader_election;
+}
+
+void zk_controller::reconcile() {
+  if (!is_controller_ || !session_.registered()) return;
+  auto& st = follower_.state();
+  // Topic deletions first (their partitions need no leader any more).
+  for (const auto& t : std::vector<std::string>(st.deleting.begin(), st.deleting.end())) {
+    delete_topic_znodes(t);
+    if (!is_controller_) return;
+  }
+  // A broker that re-registered (new czxid) since we last acted lost its state: treat it as failed, then
+  // as started (Kafka's "bounced brokers").
+  std::set<int32_t> bounced;
+  for (const auto& [id, b] : st.brokers) {
+    auto k = known_czxid_.find(id);
+    if (k != known_czxid_.end() && k->second != b.czxid) bounced.insert(id);
+  }
+  std::vector<cluster_liveness> passes;
+  if (!bounced.empty()) passes.push_back(liveness(bounced));
+  passes.push_back(liveness());
+  const int32_t epoch = controller_epoch_;
+  for (const auto& live : passes) {
+    for (const auto& [name, topic] : st.topics) {
+      if (st.deleting.contains(name)) continue;
+      auto& states = st.states[name];
+      if (states.size() < topic.replicas.size()) states.resize(topic.replicas.size());
+      const bool unclean = unclean_for(name);
+      for (size_t p = 0; p < topic.replicas.size(); ++p) {
+        for (int attempt = 0; attempt < 3; ++attempt) {
+          const partition_state current = st.states[name][p];
+          auto next = current.version < 0 ? initial_state(topic.replicas[p], live, epoch)
+                                          : next_state(topic.replicas[p], current, live, unclean, epoch);
+          if (!next) break;
+          if (write_state(name, static_cast<int32_t>(p), *next)) break;
+          if (!is_controller_) return;
+          follower_.load_state(name, static_cast<int32_t>(p));  // re-read just before deciding again
+        }
+      }
+    }
+  }
+  known_czxid_.clear();
+  for (const auto& [id, b] : st.brokers) known_czxid_[id] = b.czxid;
+  answer_shutdowns();
+}
+
+bool zk_controller::write_state(const std::string& topic, int32_t partition, const partition_state& next) {
+  auto s = session_.current();
+  if (!s) return false;
+  const std::string path = partition_state_znode::path(topic, partition);
+  std::vector<zk_op> ops{zk_op::check(controller_epoch_znode::path(), controller_epoch_version_)};
+  if (next.version < 0) {
+    for (const auto& parent : {topic_znode::partitions_path(topic), partition_state_znode::partition_path(topic, partition)}) {
+      auto c = s->create(parent, "", create_mode::persistent);
+      if (c.code == zk_code::no_node) return false;  // the topic is gone
+      if (!c.ok() && c.code != zk_code::node_exists) {
+        session_.on_zk_error(c.code);
+        return false;
+      }
+    }
+    ops.push_back(zk_op::create(path, partition_state_znode::encode(next)));
+  } else {
+    ops.push_back(zk_op::set(path, partition_state_znode::encode(next), next.version));
+  }
+  size_t failed = 0;
+  auto rc = s->multi(ops, &failed);
+  if (rc == zk_code::ok) {
+    partition_state stored = next;
+    stored.version = next.version < 0 ? 0 : next.version + 1;
+    auto& states = follower_.state().states;
+    auto it = states.find(topic);
+    if (it != states.end() && static_cast<size_t>(partition) < it->second.size())
+      it->second[static_cast<size_t>(partition)] = stored;
+    log::info("zookeeper: controller: {}-{} leader {} leader_epoch {} isr [{}]", topic, partition, stored.leader,
+              stored.leader_epoch, fmt::join(stored.isr, ","));
+    return true;
+  }
+  if (failed == 0 && (rc == zk_code::bad_version || rc == zk_code::no_node)) {
+    log::warn("zookeeper: /controller_epoch moved on: another broker is the controller");
+    resign();
+    return false;
+  }
+  if (rc == zk_code::bad_version || rc == zk_code::node_exists || rc == zk_code::no_node) return false;
+  session_.on_zk_error(rc);
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// topic deletion, controlled shutdown, preferred leaders
+
+void zk_controller::delete_topic_znodes(const std::string& topic) {
+  auto s = session_.current();
+  if (!s) return;
+  // Partition states, the partitions, the topic, its config, then the marker (Kafka's order).
+  auto rc = remove_recursive(*s, topic_znode::path(topic));
+  if (rc == zk_code::ok) {
+    rc = s->remove(topic_config_znode::path(topic), -1);
+    if (rc == zk_code::no_node) rc = zk_code::ok;
+  }
+  if (rc == zk_code::ok) {
+    rc = s->remove(delete_topic_znode::path(topic), -1);
+    if (rc == zk_code::no_node) rc = zk_code::ok;
+  }
+  if (rc != zk_code::ok) return session_.on_zk_error(rc);
+  log::info("zookeeper: controller: deleted topic {}", topic);
+  auto& st = follower_.state();
+  st.topics.erase(topic);
+  st.states.erase(topic);
+  st.deleting.erase(topic);
+}
+
+void zk_controller::answer_shutdowns() {
+  auto s = session_.current();
+  if (!s) return;
+  const auto& st = follower_.state();
+  for (int32_t id : st.shutdown_markers) {
+    if (!st.brokers.contains(id)) continue;
+    int32_t remaining = 0;
+    for (const auto& [name, topic] : st.topics) {
+      auto states = st.states.find(name);
+      if (states == st.states.end()) continue;
+      for (size_t p = 0; p < topic.replicas.size() && p < states->second.size(); ++p)
+        if (states->second[p].leader == id && topic.replicas[p].size() > 1) ++remaining;
+    }
+    auto done = shutdown_answered_.find(id);
+    if (done != shutdown_answered_.end() && done->second == remaining) continue;
+    controlled_shutdown_znode::value v{id, now_ms(), remaining};
+    auto r = s->set(controlled_shutdown_znode::path(id), controlled_shutdown_znode::encode(v), -1);
+    if (r.ok()) {
+      shutdown_answered_[id] = remaining;
+      log::info("zookeeper: controller: controlled shutdown of broker {}: {} leaderships remain", id, remaining);
+    } else if (r.code != zk_code::no_node) {
+      session_.on_zk_error(r.code);
+    }
+  }
+}
+
+void zk_controller::arm_rebalance_timer() {
+  if (!options_.auto_leader_rebalance) return;
+  rebalance_timer_.expires_after(std::chrono::milliseconds(options_.leader_imbalance_check_interval_ms));
+  rebalance_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || session_.stopped() || !is_controller_) return;
+    rebalance_preferred_leaders();
+    follower_.publish();
+    arm_rebalance_timer();
+  });
+}
+
+void zk_controller::rebalance_preferred_leaders() {
+  const auto& st = follower_.state();
+  std::map<std::string, std::vector<std::vector<int32_t>>, std::less<>> assignments;
+  for (const auto& [name, t] : st.topics)
+    if (!st.deleting.contains(name)) assignments[name] = t.replicas;
+  auto imbalanced = imbalanced_brokers(assignments, st.states, options_.leader_imbalance_per_broker_percentage);
+  if (imbalanced.empty()) return;
+  const auto live = liveness();
+  for (const auto& [name, replicas] : assignments) {
+    for (size_t p = 0; p < replicas.size(); ++p) {
+      if (replicas[p].empty() || !imbalanced.contains(replicas[p].front())) continue;
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        auto states = st.states.find(name);
+        if (states == st.states.end() || p >= states->second.size()) break;
+        auto next = preferred_state(replicas[p], states->second[p], live, controller_epoch_);
+        if (!next) break;
+        if (write_state(name, static_cast<int32_t>(p), *next)) break;
+        if (!is_controller_) return;
+        follower_.load_state(name, static_cast<int32_t>(p));
+      }
+    }
+  }
+}
+
+}  // namespace sluice::coordination::zk

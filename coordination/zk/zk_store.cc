@@ -1,0 +1,209 @@
+#include "coordination/zk/zk_store.h"
+
+#include <algorithm>
+
+#include "base/logging.h"
+#include "coordination/zk/zk_cluster_util.h"
+#include "coordination/zk/znodes.h"
+
+namespace sluice::coordination::zk {
+
+using detail::view_fail;
+
+namespace {
+
+error io_fail(const std::string& what, zk_code c) {
+  return error{static_cast<int>(errc::io_error), what + ": ZooKeeper " + to_string(c)};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// top-level paths and the cluster id (coordination thread, in open)
+
+result<void> zk_store::init_paths_and_cluster_id() {
+  auto s = session_.current();
+  for (const char* p : {kBrokerIdsPath, kTopicsPath, "/brokers/seqid", kConfigTopicsPath, "/config/changes",
+                        kDeleteTopicsPath, kControlledShutdownPath, "/cluster"}) {
+    if (auto c = create_recursive(*s, p); c != zk_code::ok)
+      return view_fail(view_errc::unavailable, std::string("cannot create ") + p + ": " + to_string(c));
+  }
+  if (auto c = s->create(producer_id_block_znode::path(), "", create_mode::persistent).code;
+      c != zk_code::ok && c != zk_code::node_exists)
+    return view_fail(view_errc::unavailable, std::string("cannot create /latest_producer_id_block: ") + to_string(c));
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto g = s->get(cluster_id_znode::path(), nullptr);
+    if (g.ok()) {
+      auto id = cluster_id_znode::decode(g.value.data);
+      if (!id) return id.err();
+      std::lock_guard lock(mutex_);
+      cluster_id_ = *id;
+      return {};
+    }
+    if (g.code != zk_code::no_node) return view_fail(view_errc::unavailable, std::string("/cluster/id: ") + to_string(g.code));
+    // Created once: a concurrent creator wins with NODEEXISTS and we read its id.
+    auto c = s->create(cluster_id_znode::path(), cluster_id_znode::encode(to_base64(random_topic_id())),
+                       create_mode::persistent);
+    if (!c.ok() && c.code != zk_code::node_exists)
+      return view_fail(view_errc::unavailable, std::string("cannot create /cluster/id: ") + to_string(c.code));
+  }
+  return view_fail(view_errc::unavailable, "cannot read /cluster/id");
+}
+
+std::string zk_store::cluster_id() const {
+  std::lock_guard lock(mutex_);
+  return cluster_id_;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// cluster_store (caller's thread)
+
+std::vector<topic_assignment> zk_store::topics() const {
+  std::vector<topic_assignment> out;
+  auto s = session_.current();
+  if (!s) return out;
+  auto names = s->get_children(kTopicsPath, nullptr);
+  if (!names.ok()) {
+    log::error("zookeeper: cannot list topics: {}", to_string(names.code));
+    return out;
+  }
+  std::sort(names.value.begin(), names.value.end());
+  for (const auto& n : names.value) {
+    auto node = s->get(topic_znode::path(n), nullptr);
+    if (!node.ok()) continue;
+    auto t = topic_znode::decode(n, node.value.data);
+    if (!t) {
+      log::error("zookeeper: ignoring topic {}: {}", n, t.err().message);
+      continue;
+    }
+    auto config = s->get(topic_config_znode::path(n), nullptr);
+    if (config.ok()) {
+      auto c = topic_config_znode::decode(config.value.data);
+      if (c) t->configs = std::move(*c);
+      else log::error("zookeeper: ignoring config of {}: {}", n, c.err().message);
+    }
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+result<void> zk_store::create_topic(const topic_assignment& topic) {
+  auto s = session_.current();
+  if (!s) return io_fail("create topic " + topic.name, zk_code::closed);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto marker = s->exists(delete_topic_znode::path(topic.name), nullptr);
+    if (!marker.ok()) return io_fail("create topic " + topic.name, marker.code);
+    if (marker.value)
+      return error{static_cast<int>(errc::topic_exists), "topic " + topic.name + " is marked for deletion"};
+    auto config = s->exists(topic_config_znode::path(topic.name), nullptr);
+    if (!config.ok()) return io_fail("create topic " + topic.name, config.code);
+    const std::string config_data = topic_config_znode::encode(topic.configs);
+    size_t failed = 0;
+    // Config first, then the assignment, in one multi (Kafka writes them in this order).
+    auto rc = s->multi({config.value ? zk_op::set(topic_config_znode::path(topic.name), config_data, -1)
+                                     : zk_op::create(topic_config_znode::path(topic.name), config_data),
+                        zk_op::create(topic_znode::path(topic.name), topic_znode::encode(topic))},
+                       &failed);
+    if (rc == zk_code::ok) return {};
+    if (failed == 1 && rc == zk_code::node_exists) return error{static_cast<int>(errc::topic_exists), topic.name};
+    if (failed == 0 && (rc == zk_code::node_exists || rc == zk_code::no_node)) continue;  // config raced
+    return io_fail("create topic " + topic.name, rc);
+  }
+  return io_fail("create topic " + topic.name, zk_code::bad_version);
+}
+
+result<void> zk_store::delete_topic(const std::string& name) {
+  auto s = session_.current();
+  if (!s) return io_fail("delete topic " + name, zk_code::closed);
+  auto e = s->exists(topic_znode::path(name), nullptr);
+  if (!e.ok()) return io_fail("delete topic " + name, e.code);
+  if (!e.value) return error{static_cast<int>(errc::unknown_topic), name};
+  auto r = s->create(delete_topic_znode::path(name), "", create_mode::persistent);
+  if (!r.ok() && r.code != zk_code::node_exists) return io_fail("delete topic " + name, r.code);
+  return {};
+}
+
+result<void> zk_store::set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs) {
+  auto s = session_.current();
+  if (!s) return io_fail("alter configs of " + name, zk_code::closed);
+  auto e = s->exists(topic_znode::path(name), nullptr);
+  if (!e.ok()) return io_fail("alter configs of " + name, e.code);
+  if (!e.value) return error{static_cast<int>(errc::unknown_topic), name};
+  const std::string data = topic_config_znode::encode(configs);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto r = s->set(topic_config_znode::path(name), data, -1);
+    if (r.ok()) return {};
+    if (r.code != zk_code::no_node) return io_fail("alter configs of " + name, r.code);
+    auto c = s->create(topic_config_znode::path(name), data, create_mode::persistent);
+    if (c.ok()) return {};
+    if (c.code != zk_code::node_exists) return io_fail("alter configs of " + name, c.code);
+  }
+  return io_fail("alter configs of " + name, zk_code::node_exists);
+}
+
+result<void> zk_store::add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) {
+  auto s = session_.current();
+  if (!s) return io_fail("add partitions to " + name, zk_code::closed);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto node = s->get(topic_znode::path(name), nullptr);
+    if (node.code == zk_code::no_node) return error{static_cast<int>(errc::unknown_topic), name};
+    if (!node.ok()) return io_fail("add partitions to " + name, node.code);
+    auto t = topic_znode::decode(name, node.value.data);
+    if (!t) return error{static_cast<int>(errc::io_error), t.err().message};
+    t->replicas.insert(t->replicas.end(), replicas.begin(), replicas.end());
+    auto r = s->set(topic_znode::path(name), topic_znode::encode(*t), node.value.stat.version);
+    if (r.ok()) return {};
+    if (r.code == zk_code::no_node) return error{static_cast<int>(errc::unknown_topic), name};
+    if (r.code != zk_code::bad_version) return io_fail("add partitions to " + name, r.code);
+  }
+  return io_fail("add partitions to " + name, zk_code::bad_version);
+}
+
+result<producer_id_block> zk_store::allocate_producer_id_block(int32_t broker_id, int64_t size) {
+  if (size <= 0) return error{static_cast<int>(errc::io_error), "producer id block size must be positive"};
+  auto s = session_.current();
+  if (!s) return io_fail("allocate producer ids", zk_code::closed);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto node = s->get(producer_id_block_znode::path(), nullptr);
+    if (node.code == zk_code::no_node) {
+      auto c = s->create(producer_id_block_znode::path(), "", create_mode::persistent);
+      if (!c.ok() && c.code != zk_code::node_exists) return io_fail("allocate producer ids", c.code);
+      continue;
+    }
+    if (!node.ok()) return io_fail("allocate producer ids", node.code);
+    int64_t first = 0;
+    if (!node.value.data.empty()) {
+      auto previous = producer_id_block_znode::decode(node.value.data);
+      if (!previous) return error{static_cast<int>(errc::io_error), previous.err().message};
+      if (previous->last > INT64_MAX - size) return error{static_cast<int>(errc::io_error), "producer ids exhausted"};
+      first = previous->last + 1;
+    }
+    producer_id_block block{broker_id, first, first + size - 1};
+    auto r = s->set(producer_id_block_znode::path(), producer_id_block_znode::encode(block), node.value.stat.version);
+    if (r.ok()) return block;
+    if (r.code != zk_code::bad_version) return io_fail("allocate producer ids", r.code);
+  }
+  return io_fail("allocate producer ids", zk_code::bad_version);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// cluster_view: a leader's ISR update (caller's thread)
+
+result<partition_state> zk_store::update_isr(const std::string& topic, int32_t partition, const partition_state& next) {
+  if (!session_.registered()) return view_fail(view_errc::not_registered, "not registered with ZooKeeper");
+  auto s = session_.current();
+  if (!s) return view_fail(view_errc::not_registered, "no ZooKeeper session");
+  if (next.version < 0) return view_fail(view_errc::version_conflict, "the partition state has not been written yet");
+  auto r = s->set(partition_state_znode::path(topic, partition), partition_state_znode::encode(next), next.version);
+  if (r.ok()) {
+    partition_state stored = next;
+    stored.version = r.value.version;
+    return stored;
+  }
+  if (r.code == zk_code::bad_version || r.code == zk_code::no_node)
+    return view_fail(view_errc::version_conflict, topic + "-" + std::to_string(partition) + ": state changed (" +
+                                                      to_string(r.code) + ")");
+  return view_fail(view_errc::unavailable, std::string("ISR update failed: ") + to_string(r.code));
+}
+
+}  // namespace sluice::coordination::zk
