@@ -1,7 +1,7 @@
 #pragma once
 // The controller's decisions as pure functions of the cluster it sees: which partition state to write
 // when a topic appears, a broker leaves or joins, a broker asks for a controlled shutdown, or the preferred
-// replica may lead again. zk_cluster applies them to ZooKeeper (conditional writes, fenced by the
+// replica may lead again. zk_controller applies them to ZooKeeper (conditional writes, fenced by the
 // controller epoch). Kafka's rules (kafka.controller.Election, PartitionStateMachine, ReplicaStateMachine):
 // every leader or ISR change the controller makes bumps the leader epoch.
 #include <cstdint>
