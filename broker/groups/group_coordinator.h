@@ -49,7 +49,7 @@ class group_coordinator {
   group_coordinator(const group_coordinator&) = delete;
   group_coordinator& operator=(const group_coordinator&) = delete;
 
-  // ---- ownership of the partition ----
+  // ---- ownership of the partition (group_coordinator.cc) ----
   void begin_loading();
   /// Applies one __consumer_offsets record (last record per key wins; no value = tombstone).
   /// Undecodable records are logged and skipped.
@@ -63,6 +63,7 @@ class group_coordinator {
   int32_t partition() const { return partition_; }
 
   // ---- group membership (protocol doc "The Consumer Group protocol"; KIP-345, KIP-394) ----
+  // join_phase.cc, sync_phase.cc (SyncGroup, Heartbeat), leave.cc.
   /// JoinGroup v0-9. The answer may come much later (when the join phase completes).
   void join_group(join_group_request request, join_group_callback done);
   /// SyncGroup v0-5. Followers wait for the leader's assignment; the leader's answer follows the append.
@@ -72,7 +73,7 @@ class group_coordinator {
   /// LeaveGroup v0-5 (v3+: a batch, members may be named by group instance id only).
   leave_group_result leave_group(const std::string& group_id, const std::vector<member_identity>& members);
 
-  // ---- offsets ----
+  // ---- offsets (offsets.cc) ----
   /// OffsetCommit v0-9: per-partition errors in request order, after the append.
   void offset_commit(offset_commit_request request, offset_commit_callback done);
   /// OffsetFetch for one group. `partitions` none: every committed partition. Unknown partitions come
@@ -81,7 +82,7 @@ class group_coordinator {
                                    const std::optional<std::vector<topic_partition>>& partitions,
                                    bool require_stable = false);
 
-  // ---- administration ----
+  // ---- administration (admin.cc) ----
   /// DescribeGroups for one group; unknown groups are described as "Dead" with no error.
   group_description describe_group(const std::string& group_id) const;
   /// ListGroups. `states` (v4+) filters by state name and `types` (v5+) by group type ("classic": every
@@ -94,7 +95,7 @@ class group_coordinator {
   void offset_delete(const std::string& group_id, const std::vector<topic_partition>& partitions,
                      offset_delete_callback done);
 
-  // ---- time ----
+  // ---- time (timers.cc) ----
   /// Earliest monotonic deadline (session expiry, join/sync phase end, initial delay, offset
   /// retention check), or none.
   std::optional<int64_t> next_deadline() const;
@@ -105,6 +106,9 @@ class group_coordinator {
   const group* find_group(const std::string& group_id) const;
 
  private:
+  // The member functions below are defined by phase, one file each (see README.md).
+
+  // group_coordinator.cc: validation, group lookup, answer delivery, group metadata records.
   enum class api { join, sync, heartbeat, leave, offset_commit, offset_fetch, describe, list, del,
                    offset_delete };
   std::optional<group_error> validate(const std::string& group_id, api a) const;
@@ -119,8 +123,11 @@ class group_coordinator {
     out_.push_back([cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
   }
   static join_group_result join_error(const std::string& member_id, group_error e);
+  group_record group_metadata_record(const group& g, const std::map<std::string, bytes>& assignment) const;
+  void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
+                   std::function<void(group_error)> done);
 
-  // Join phase.
+  // join_phase.cc: the join phase, static member replacement, leader election.
   bool accept_joining_member(const group& g, const std::string& member_id) const;
   void do_new_member_join(const std::shared_ptr<group>& g, join_group_request& r, join_group_callback& cb);
   void do_current_member_join(const std::shared_ptr<group>& g, join_group_request& r,
@@ -131,6 +138,8 @@ class group_coordinator {
   void update_static_member_and_rebalance(const std::shared_ptr<group>& g, const std::string& old_id,
                                           const std::string& new_id, join_group_request& r,
                                           join_group_callback cb);
+  void replace_static_member(group& g, const std::string& instance_id, const std::string& old_id,
+                             const std::string& new_id);
   void maybe_prepare_rebalance(group& g);
   void prepare_rebalance(group& g);
   void try_complete_join(group& g);
@@ -138,31 +147,28 @@ class group_coordinator {
   bool maybe_elect_new_joined_leader(group& g);
   join_group_result join_answer(const group& g, const member& m, bool with_members) const;
 
-  // Sync phase.
+  // sync_phase.cc: the sync phase and the session deadline.
   void reset_and_propagate_assignment_error(group& g, group_error e);
   void propagate_assignment(group& g, group_error e);
   void schedule_heartbeat(group& g, member& m);
 
-  // Removal.
+  // leave.cc: member removal.
   void remove_member_and_update_group(group& g, const std::string& member_id);
   void remove_pending_member_and_update_group(group& g, const std::string& member_id);
-  void replace_static_member(group& g, const std::string& instance_id, const std::string& old_id,
-                             const std::string& new_id);
 
-  // Persistence.
-  group_record group_metadata_record(const group& g, const std::map<std::string, bytes>& assignment) const;
-  void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
-                   std::function<void(group_error)> done);
+  // offsets.cc: commits and offset retention.
   void store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r, offset_commit_callback cb);
+  std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
+  void expire_offsets();
+
+  // admin.cc: tombstones.
   /// Removes `g`'s offsets chosen by `selector`, then (if Empty without offsets) the group itself, and
   /// appends the tombstones. Returns the removed partitions.
   std::vector<topic_partition> cleanup_group(const std::shared_ptr<group>& g,
       const std::function<std::vector<topic_partition>(group&)>& selector,
       std::function<void(group_error)> done);
-  std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
-  void expire_offsets();
 
-  // Timers.
+  // timers.cc: expired deadlines.
   void process_group_deadlines(const std::shared_ptr<group>& g, int64_t now);
   void on_heartbeat_expired(group& g, const std::string& member_id);
   void on_sync_expired(group& g);

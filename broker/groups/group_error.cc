@@ -1,0 +1,40 @@
+#include "broker/groups/group_error.h"
+
+namespace sluice::groups {
+
+std::string_view to_string(group_error e) {
+  switch (e) {
+    case group_error::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
+    case group_error::none: return "NONE";
+    case group_error::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case group_error::invalid_fetch_size: return "INVALID_FETCH_SIZE";
+    case group_error::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
+    case group_error::request_timed_out: return "REQUEST_TIMED_OUT";
+    case group_error::message_too_large: return "MESSAGE_TOO_LARGE";
+    case group_error::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
+    case group_error::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case group_error::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
+    case group_error::not_coordinator: return "NOT_COORDINATOR";
+    case group_error::record_list_too_large: return "RECORD_LIST_TOO_LARGE";
+    case group_error::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
+    case group_error::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case group_error::illegal_generation: return "ILLEGAL_GENERATION";
+    case group_error::inconsistent_group_protocol: return "INCONSISTENT_GROUP_PROTOCOL";
+    case group_error::invalid_group_id: return "INVALID_GROUP_ID";
+    case group_error::unknown_member_id: return "UNKNOWN_MEMBER_ID";
+    case group_error::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
+    case group_error::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
+    case group_error::invalid_commit_offset_size: return "INVALID_COMMIT_OFFSET_SIZE";
+    case group_error::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
+    case group_error::non_empty_group: return "NON_EMPTY_GROUP";
+    case group_error::group_id_not_found: return "GROUP_ID_NOT_FOUND";
+    case group_error::member_id_required: return "MEMBER_ID_REQUIRED";
+    case group_error::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
+    case group_error::fenced_instance_id: return "FENCED_INSTANCE_ID";
+    case group_error::group_subscribed_to_topic: return "GROUP_SUBSCRIBED_TO_TOPIC";
+    case group_error::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace sluice::groups
