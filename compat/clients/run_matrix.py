@@ -108,7 +108,7 @@ class Target:
         self.bootstrap = ",".join(b.bootstrap for b in self.nodes)
         if self.key == "cluster":
             sys.path.insert(0, os.path.join(REPO, "compat", "librdkafka"))
-            from run_suite import wait_for_cluster
+            from suite_run import wait_for_cluster
             wait_for_cluster(self.bootstrap, args.cluster)
 
     def stop(self, failed):
