@@ -154,6 +154,22 @@ _NETWORK_HINTS = re.compile(r"No plugin found for prefix|Could not transfer|Coul
                             r"Temporary failure in name resolution|PKIX", re.I)
 
 
+def mvn_copy_command(pom, out_dir):
+    """The command line `mvn -q -B -f <pom> <DEPENDENCY_PLUGIN>:copy-dependencies -DoutputDirectory=<out_dir>`
+    (the runtime jars of a pinned manifest into a folder), with $SLUICE_MAVEN_REPO as Maven's local
+    repository when set and $SLUICE_MAVEN_FLAGS appended. Raises Unavailable when mvn is not installed.
+    Also used by compat/clients/installers.py for the Java client's manifest."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise Unavailable("mvn (Apache Maven) is not installed: apt-get install maven")
+    cmd = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", pom, DEPENDENCY_PLUGIN + ":copy-dependencies",
+           "-DoutputDirectory=" + out_dir]
+    if os.environ.get("SLUICE_MAVEN_REPO"):
+        cmd.append("-Dmaven.repo.local=" + os.environ["SLUICE_MAVEN_REPO"])
+    cmd += shlex.split(os.environ.get("SLUICE_MAVEN_FLAGS", ""))
+    return cmd
+
+
 def ensure_jars(cache, quiet=False):
     """Makes <cache>/kafka-4.4.0/libs hold the runtime jars of pom.xml; returns that folder.
 
@@ -178,16 +194,9 @@ def ensure_jars(cache, quiet=False):
                         return libs
             except OSError:
                 pass
-            mvn = shutil.which("mvn")
-            if mvn is None:
-                raise Unavailable("mvn (Apache Maven) is not installed: apt-get install maven")
             tmp = libs + ".partial"
+            cmd = mvn_copy_command(POM, tmp)
             shutil.rmtree(tmp, ignore_errors=True)
-            cmd = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", POM, DEPENDENCY_PLUGIN + ":copy-dependencies",
-                   "-DoutputDirectory=" + tmp]
-            if os.environ.get("SLUICE_MAVEN_REPO"):
-                cmd.append("-Dmaven.repo.local=" + os.environ["SLUICE_MAVEN_REPO"])
-            cmd += shlex.split(os.environ.get("SLUICE_MAVEN_FLAGS", ""))
             if not quiet:
                 log("# fetching Kafka %s jars from Maven Central (once per cache): %s"
                     % (KAFKA_VERSION, " ".join(cmd)))

@@ -80,20 +80,26 @@ class CodecBodies:
             return "%s.encode(w, version);" % x
         return "w.write_%s(%s, flexible);" % (k, x)
 
+    def array_lines(self, f, m, ind, body, null_line):
+        """Lines for the array member m of field f: body(ref, indent) on the value; for an optional field,
+        under `if (m)`, with null_line(length) (-1 where null is allowed, else 0) in the else branch."""
+        if not self.optional(f):
+            return body(m, ind)
+        nc = self.nullable_cond(f)
+        null_len = "-1" if nc == "true" else ("0" if nc == "false" else "(%s) ? -1 : 0" % nc)
+        return ([ind + "if (%s) {" % m] + body("*" + m, ind + "  ") +
+                [ind + "} else {", ind + "  " + null_line(null_len), ind + "}"])
+
     def encode_field(self, s, f, ind):
         m = s.members[id(f)]
-        k = kind_of(f.elem_type)
-        nc = self.nullable_cond(f)
-        opt = self.optional(f)
         if f.is_array:
             def body(ref, i2):
                 return [i2 + "w.write_array_length(static_cast<int32_t>(%ssize()), flexible);" % sized(ref),
                         i2 + "for (const auto& e : %s) %s" % (ref, self.write_elem(f, "e"))]
-            if not opt:
-                return body(m, ind)
-            null_len = "-1" if nc == "true" else ("0" if nc == "false" else "(%s) ? -1 : 0" % nc)
-            return ([ind + "if (%s) {" % m] + body("*" + m, ind + "  ") +
-                    [ind + "} else {", ind + "  w.write_array_length(%s, flexible);" % null_len, ind + "}"])
+            return self.array_lines(f, m, ind, body, lambda n: "w.write_array_length(%s, flexible);" % n)
+        k = kind_of(f.elem_type)
+        nc = self.nullable_cond(f)
+        opt = self.optional(f)
         if k == "struct":
             if not opt:
                 return [ind + "%s.encode(w, version);" % m]
@@ -127,8 +133,6 @@ class CodecBodies:
     def size_field(self, s, f, ind, var):
         m = s.members[id(f)]
         k = kind_of(f.elem_type)
-        nc = self.nullable_cond(f)
-        opt = self.optional(f)
         if f.is_array:
             def body(ref, i2):
                 out = [i2 + "%s += sizes::array_length(%ssize(), flexible);" % (var, sized(ref))]
@@ -137,12 +141,10 @@ class CodecBodies:
                 else:
                     out.append(i2 + "for (const auto& e : %s) %s += %s;" % (ref, var, self.size_elem(f, "e")))
                 return out
-            if not opt:
-                return body(m, ind)
-            null_len = "-1" if nc == "true" else ("0" if nc == "false" else "(%s) ? -1 : 0" % nc)
-            return ([ind + "if (%s) {" % m] + body("*" + m, ind + "  ") +
-                    [ind + "} else {", ind + "  %s += sizes::array_length_or_null(%s, flexible);" % (var, null_len),
-                     ind + "}"])
+            return self.array_lines(f, m, ind, body,
+                                    lambda n: "%s += sizes::array_length_or_null(%s, flexible);" % (var, n))
+        nc = self.nullable_cond(f)
+        opt = self.optional(f)
         if k == "struct":
             if not opt:
                 return [ind + "%s += %s.encoded_size(version);" % (var, m)]
@@ -199,14 +201,23 @@ class CodecBodies:
     def tagged_fields(self, s):
         return sorted([f for f in s.fields if f.tag is not None and not self.present(f).empty()], key=lambda f: f.tag)
 
-    def gen_decode(self, s):
-        out = ["void %s::decode(reader& r, int16_t version) {" % s.qualified, self.flexible_line()]
+    def untagged_blocks(self, s, field_lines):
+        """The lines of every untagged field of `s` (field_lines(f) -> lines), each under its version
+        condition, consecutive fields with the same condition in one block."""
         pairs = []
         for f in s.fields:
             if f.tag is not None:
                 continue
-            pairs.append((range_cond(f.versions, self.msg.versions), self.decode_field(s, f, "")))
-        out += self.blocks(pairs)
+            pairs.append((range_cond(f.versions, self.msg.versions), field_lines(f)))
+        return self.blocks(pairs)
+
+    def tagged_write_cond(self, s, f):
+        """When tagged field f of s is written: in its tagged versions and different from its default."""
+        return and_cond(range_cond(self.present(f), self.msg.versions), self.differs_from_default(f, s.members[id(f)]))
+
+    def gen_decode(self, s):
+        out = ["void %s::decode(reader& r, int16_t version) {" % s.qualified, self.flexible_line()]
+        out += self.untagged_blocks(s, lambda f: self.decode_field(s, f, ""))
         if not self.msg.flexible.empty():
             tagged = self.tagged_fields(s)
             label = cstr("%s.tagged_fields" % s.name)
@@ -242,12 +253,7 @@ class CodecBodies:
 
     def gen_encode(self, s):
         out = ["void %s::encode(writer& w, int16_t version) const {" % s.qualified, self.flexible_line()]
-        pairs = []
-        for f in s.fields:
-            if f.tag is not None:
-                continue
-            pairs.append((range_cond(f.versions, self.msg.versions), self.encode_field(s, f, "")))
-        out += self.blocks(pairs)
+        out += self.untagged_blocks(s, lambda f: self.encode_field(s, f, ""))
         if not self.msg.flexible.empty():
             tagged = self.tagged_fields(s)
             if not tagged:
@@ -256,8 +262,7 @@ class CodecBodies:
                 out += ["  if (flexible) {", "    uint32_t tagged_count = 0;"]
                 conds = []
                 for f in tagged:
-                    m = s.members[id(f)]
-                    c = and_cond(range_cond(self.present(f), self.msg.versions), self.differs_from_default(f, m))
+                    c = self.tagged_write_cond(s, f)
                     conds.append(c)
                     out.append("    if (%s) ++tagged_count;" % c)
                 out.append("    w.write_unsigned_varint(tagged_count);")
@@ -276,12 +281,7 @@ class CodecBodies:
     def gen_size(self, s):
         out = ["size_t %s::encoded_size(int16_t version) const {" % s.qualified, self.flexible_line(),
                "  size_t n = 0;"]
-        pairs = []
-        for f in s.fields:
-            if f.tag is not None:
-                continue
-            pairs.append((range_cond(f.versions, self.msg.versions), self.size_field(s, f, "", "n")))
-        out += self.blocks(pairs)
+        out += self.untagged_blocks(s, lambda f: self.size_field(s, f, "", "n"))
         if not self.msg.flexible.empty():
             tagged = self.tagged_fields(s)
             if not tagged:
@@ -289,8 +289,7 @@ class CodecBodies:
             else:
                 out += ["  if (flexible) {", "    uint32_t tagged_count = 0;"]
                 for f in tagged:
-                    m = s.members[id(f)]
-                    c = and_cond(range_cond(self.present(f), self.msg.versions), self.differs_from_default(f, m))
+                    c = self.tagged_write_cond(s, f)
                     out += ["    if (%s) {" % c, "      ++tagged_count;", "      size_t size = 0;"]
                     out += self.size_field(s, f, "      ", "size")
                     out += ["      n += sizes::unsigned_varint(%d) + sizes::unsigned_varint(static_cast<uint32_t>(size)) + size;" % f.tag,

@@ -4,6 +4,18 @@ and the GoogleTest source with one round-trip test per message (--test-out of ge
 from common import PRIM, is_error_code, kind_of, range_cond, write, Range_all
 
 
+# The next value of a field of these types (helpers of tests/protocol/roundtrip_support.h); other
+# integers get static_cast<T>(next_int()).
+FILL_VALUES = {
+    "string": "next_string(variant)",
+    "bytes": "next_bytes(variant)",
+    "records": "next_records(variant)",
+    "bool": "(next_int() % 2) == 0",
+    "uuid": "next_uuid()",
+    "float64": "next_int() * 0.5",
+}
+
+
 class Fillers:
     """`fill(s, version, variant)` per struct: variant 1 gives nulls and empty arrays where allowed, any
     other variant values everywhere (from the next_* helpers of tests/protocol/roundtrip_support.h)."""
@@ -48,21 +60,12 @@ class Fillers:
         t = f.elem_type
         if k == "struct":
             return "fill(%s, version, variant);" % x
-        if k == "string":
-            return "%s = next_string(variant);" % x
-        if k == "bytes":
-            return "%s = next_bytes(variant);" % x
-        if k == "records":
-            return "%s = next_records(variant);" % x
         if is_error_code(f):
             return "%s = static_cast<::sluice::protocol::error_code>(next_int() %% 100);" % x
-        if t == "bool":
-            return "%s = (next_int() %% 2) == 0;" % x
-        if t == "uuid":
-            return "%s = next_uuid();" % x
-        if t == "float64":
-            return "%s = next_int() * 0.5;" % x
-        return "%s = static_cast<%s>(next_int());" % (x, PRIM[t][0])
+        value = FILL_VALUES.get(t)
+        if value is None:
+            value = "static_cast<%s>(next_int())" % PRIM[t][0]
+        return "%s = %s;" % (x, value)
 
 
 def write_roundtrip_test(all_gens, path):
