@@ -24,7 +24,11 @@ class Struct:
     def qualified(self):
         return self.name if self.is_message else "%s::%s" % (D.snake(self.msg.name), self.name)
 
+
 class MessageGen(CodecBodies, Fillers):
+    """The C++ of one message (msg: a defs.Message; commons: the file's shared structs by name): header()
+    and source() give its lines; the mixins add the codec bodies and the test fillers."""
+
     def __init__(self, msg, commons):
         self.msg = msg
         self.cname = D.snake(msg.name)
