@@ -20,7 +20,6 @@ import glob
 import hashlib
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -116,15 +115,29 @@ class _Lock:
 
 JAVA_POM = os.path.join(HERE, "java", "pom.xml")
 JAVA_SOURCES = [os.path.join(HERE, "java", n) for n in ("JavaClient.java", "StreamsWordCount.java")]
-DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+
+def _kafka_dist():
+    """compat/kafka/kafka_dist.py: Java and Maven, shared with the Kafka reference broker."""
+    sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
+    import kafka_dist
+    return kafka_dist
 
 
 def find_java():
-    sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
-    import kafka_reference
+    kd = _kafka_dist()
     try:
-        return kafka_reference.find_java()
-    except kafka_reference.Unavailable as e:
+        return kd.find_java()
+    except kd.Unavailable as e:
+        raise Unavailable(str(e))
+
+
+def _mvn_copy_command(pom, out_dir):
+    """kafka_dist.mvn_copy_command (the pinned dependency plugin, $SLUICE_MAVEN_REPO/FLAGS); no mvn: Unavailable."""
+    kd = _kafka_dist()
+    try:
+        return kd.mvn_copy_command(pom, out_dir)
+    except kd.Unavailable as e:
         raise Unavailable(str(e))
 
 
@@ -141,16 +154,9 @@ def java(cache):
     with _Lock(home):
         want = digest(JAVA_POM)
         if not _stamp_ok(os.path.join(libs, ".pom-sha256"), want):
-            mvn = shutil.which("mvn")
-            if mvn is None:
-                raise Unavailable("mvn (Apache Maven) is not installed: apt-get install maven")
             tmp = libs + ".partial"
+            cmd = _mvn_copy_command(JAVA_POM, tmp)
             shutil.rmtree(tmp, ignore_errors=True)
-            cmd = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", JAVA_POM, DEPENDENCY_PLUGIN + ":copy-dependencies",
-                   "-DoutputDirectory=" + tmp]
-            if os.environ.get("SLUICE_MAVEN_REPO"):
-                cmd.append("-Dmaven.repo.local=" + os.environ["SLUICE_MAVEN_REPO"])
-            cmd += shlex.split(os.environ.get("SLUICE_MAVEN_FLAGS", ""))
             log("# fetching kafka-clients/kafka-streams 4.4.0 jars (once per cache)")
             _run(cmd, "mvn dependency:copy-dependencies", logfile=os.path.join(home, "mvn.log"))
             if not glob.glob(os.path.join(tmp, "kafka-clients-*.jar")):
