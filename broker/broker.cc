@@ -92,20 +92,24 @@ result<void> broker::start() {
     if (auto r = topics_->load(); !r) return r;
   }  // cluster mode: the replica manager syncs the registry with the cluster once registered
 
-  context_ = std::unique_ptr<handler_context>(
-      new handler_context{config_, *topics_, system_clock::instance(), store_->cluster_id(), nullptr});
   groups_ = std::make_unique<group_service>(config_, *topics_, system_clock::instance());
-  context_->groups = groups_.get();
   producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
-  context_->producer_ids = producer_ids_.get();
   faults_ = std::make_unique<fault_injector>(config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
-  context_->faults = faults_.get();
-  context_->cluster = view_;
   if (faults_->enabled())
     log::warn("TEST HOOK ACTIVE: sluice.test.fault.produce.drop.response.rate={} (seed {}): Produce responses are "
               "dropped on purpose", config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
+  if (cluster_mode_) {
+    replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
+    replicas_->on_leadership_change([groups = groups_.get()](std::shared_ptr<partition> p, bool leader) {
+      groups->on_leadership_change(p, leader);
+    });
+  }
+  services_ = std::unique_ptr<broker_services>(new broker_services{config_, *topics_, *view_, *groups_, *producer_ids_,
+                                                                   *faults_, system_clock::instance(),
+                                                                   store_->cluster_id(), replicas_.get()});
+  dispatcher_ = std::make_unique<dispatcher>(*services_);
   if (!cluster_mode_) groups_->start();  // replays __consumer_offsets if it exists
-  server_ = std::make_unique<net::server>(io_, *context_);
+  server_ = std::make_unique<net::server>(io_, config_, *dispatcher_);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();
   if (cluster_mode_) {
@@ -117,11 +121,6 @@ result<void> broker::start() {
     self.port = ep.port != 0 ? ep.port : (server_->local_endpoints().empty() ? 0 : server_->local_endpoints().front().port());
     self.listener_name = ep.listener_name;
     if (auto it = config_.values.find("broker.rack"); it != config_.values.end() && !it->second.empty()) self.rack = it->second;
-    replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
-    replicas_->on_leadership_change([groups = groups_.get()](std::shared_ptr<partition> p, bool leader) {
-      groups->on_leadership_change(p, leader);
-    });
-    context_->replicas = replicas_.get();
     if (auto r = view_->start(self); !r) return error{1, "cannot register broker " + std::to_string(self.id) + " in ZooKeeper: " + r.err().message};
     replicas_->start();
   }
@@ -145,7 +144,7 @@ result<void> broker::start() {
                                   : ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   log::info("sluice broker {} started: listening on {}, {} topics, cluster id {}, log dirs {}", config_.broker_id,
-            where, topics_->all().size(), context_->cluster_id, config_.log_dirs.front().string());
+            where, topics_->all().size(), services_->cluster_id, config_.log_dirs.front().string());
   return {};
 }
 

@@ -12,7 +12,8 @@
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/net/server.h"
-#include "broker/request_context.h"
+#include "broker/broker_services.h"
+#include "broker/dispatcher.h"
 #include "broker/topic_registry.h"
 #include "broker/replication/replica_manager.h"
 #include "coordination/cluster_store.h"
@@ -60,7 +61,8 @@ class broker {
   std::unique_ptr<group_service> groups_;
   std::unique_ptr<producer_id_manager> producer_ids_;
   std::unique_ptr<fault_injector> faults_;
-  std::unique_ptr<handler_context> context_;
+  std::unique_ptr<broker_services> services_;  // built once, after everything it names
+  std::unique_ptr<dispatcher> dispatcher_;
   std::unique_ptr<net::server> server_;
   std::unique_ptr<log_maintenance> maintenance_;
   std::vector<std::thread> threads_;

@@ -16,17 +16,27 @@ struct unwrap_optional<std::optional<T>> { using type = T; };
 
 /// Decodes Req at the header's version, runs `Fn`, encodes its response. A decode failure is reported as
 /// malformed (the connection logs the reader's error and closes).
+/// The dispatcher's throttle time into a typed response whose schema has ThrottleTimeMs (it is encoded only in
+/// the versions that have it).
+template <typename Resp>
+void fill_throttle(Resp& response, int32_t throttle_time_ms) {
+  if constexpr (requires { response.throttle_time_ms; }) response.throttle_time_ms = throttle_time_ms;
+}
+
 template <typename Req, auto Fn>
-boost::asio::awaitable<handler_outcome> adapt(handler_context& hc, request_context& rc, protocol::reader& r) {
+boost::asio::awaitable<handler_outcome> adapt(broker_services& svc, request_context& rc, protocol::reader& r) {
   Req request;
   request.decode(r, rc.header.api_version);
   if (!r.ok()) co_return handler_outcome{handler_outcome::kind::malformed, {}};
-  auto response = co_await Fn(hc, rc, request);
+  auto handled = Fn(svc, rc, request);
+  auto response = co_await std::move(handled);
   if constexpr (requires { response.has_value(); }) {
     if (!response) co_return handler_outcome{handler_outcome::kind::no_response, {}};
+    fill_throttle(*response, rc.throttle_time_ms);
     co_return handler_outcome{handler_outcome::kind::respond,
                               protocol::encode_response(rc.header.correlation_id, rc.header.api_version, *response)};
   } else {
+    fill_throttle(response, rc.throttle_time_ms);
     co_return handler_outcome{handler_outcome::kind::respond,
                               protocol::encode_response(rc.header.correlation_id, rc.header.api_version, response)};
   }

@@ -17,11 +17,12 @@ struct handler_outcome {
   protocol::encoded_frame frame;
 };
 
-using handler_fn = boost::asio::awaitable<handler_outcome> (*)(handler_context&, request_context&, protocol::reader&);
+using handler_fn = boost::asio::awaitable<handler_outcome> (*)(broker_services&, request_context&, protocol::reader&);
 
 /// One served API: its key, the version range advertised in ApiVersions (the served range of its message
 /// definition, `protocol::api_traits`: never listed twice), and the entry point that decodes the typed
-/// request, runs the handler and encodes the typed response.
+/// request, runs the handler, writes `request_context::throttle_time_ms` into the response when its schema has
+/// ThrottleTimeMs, and encodes it. The dispatcher (broker/dispatcher.h) calls it after the version check.
 struct handler_entry {
   protocol::api_key key;
   int16_t min_version;

@@ -45,7 +45,7 @@ Result resource_error(int8_t type, const std::string& name, error_code code, std
 
 }  // namespace
 
-task<protocol::alter_configs_response> alter_configs(handler_context& hc, request_context&,
+task<protocol::alter_configs_response> alter_configs(broker_services& svc, request_context&,
                                                      protocol::alter_configs_request& req) {
   using result = protocol::alter_configs_response::alter_configs_resource_response;
   protocol::alter_configs_response resp;
@@ -66,14 +66,14 @@ task<protocol::alter_configs_response> alter_configs(handler_context& hc, reques
     }
     std::map<std::string, std::string> overrides;
     for (const auto& c : r.configs) overrides[c.name] = *c.value;
-    auto err = hc.topics.set_configs(r.resource_name, overrides, req.validate_only);
+    auto err = svc.topics.set_configs(r.resource_name, overrides, req.validate_only);
     resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, err.code, err.message));
   }
   co_return resp;
 }
 
 task<protocol::incremental_alter_configs_response> incremental_alter_configs(
-    handler_context& hc, request_context&, protocol::incremental_alter_configs_request& req) {
+    broker_services& svc, request_context&, protocol::incremental_alter_configs_request& req) {
   using result = protocol::incremental_alter_configs_response::alter_configs_resource_response;
   protocol::incremental_alter_configs_response resp;
   for (const auto& r : req.resources) {
@@ -93,7 +93,7 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
       fail(error_code::invalid_request, "Only topic configs can be altered; broker configs are static");
       continue;
     }
-    auto t = hc.topics.find(r.resource_name);
+    auto t = svc.topics.find(r.resource_name);
     if (!t) {
       fail(error_code::unknown_topic_or_partition, "Topic " + r.resource_name + " does not exist.");
       continue;
@@ -121,7 +121,7 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
       } else if (c.config_operation == kDelete) {
         overrides.erase(c.name);
       } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
-        auto current = split_list(overrides.count(c.name) ? overrides[c.name] : topic_config_default(hc.config, *key));
+        auto current = split_list(overrides.count(c.name) ? overrides[c.name] : topic_config_default(svc.config, *key));
         for (const auto& item : split_list(value)) {
           auto it = std::find(current.begin(), current.end(), item);
           if (c.config_operation == kAppend && it == current.end()) current.push_back(item);
@@ -137,7 +137,7 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
       fail(problem->first, problem->second);
       continue;
     }
-    auto err = hc.topics.set_configs(r.resource_name, overrides, req.validate_only);
+    auto err = svc.topics.set_configs(r.resource_name, overrides, req.validate_only);
     fail(err.code, err.message);
   }
   co_return resp;

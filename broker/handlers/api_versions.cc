@@ -24,7 +24,7 @@ protocol::api_versions_response api_versions_list(error_code error) {
   return r;
 }
 
-task<protocol::api_versions_response> api_versions(handler_context&, request_context& rc,
+task<protocol::api_versions_response> api_versions(broker_services&, request_context& rc,
                                                    protocol::api_versions_request& req) {
   // KIP-511: v3+ clients name their software; Kafka rejects names outside this pattern.
   if (rc.header.api_version >= 3) {
@@ -34,6 +34,8 @@ task<protocol::api_versions_response> api_versions(handler_context&, request_con
       r.error_code = error_code::invalid_request;
       co_return r;
     }
+    rc.session.client_software_name = req.client_software_name;
+    rc.session.client_software_version = req.client_software_version;
   }
   co_return api_versions_list(error_code::none);
 }

@@ -20,23 +20,23 @@ struct broker_endpoint {
 
 /// The live brokers. Single node: this broker, at its first advertised listener. Cluster mode: every
 /// registered broker of the cluster snapshot.
-inline std::vector<broker_endpoint> live_brokers(const handler_context& hc) {
+inline std::vector<broker_endpoint> live_brokers(const broker_services& svc) {
   std::vector<broker_endpoint> out;
-  if (auto c = hc.topics.cluster(); c && hc.topics.cluster_mode()) {
+  if (auto c = svc.topics.cluster(); c && svc.topics.cluster_mode()) {
     for (const auto& [id, b] : c->brokers) out.push_back({id, b.host, b.port, b.rack});
     return out;
   }
-  if (!hc.config.advertised_listeners.empty()) {
-    const auto& ep = hc.config.advertised_listeners.front();
-    out.push_back({hc.config.broker_id, ep.host, ep.port, std::nullopt});
+  if (!svc.config.advertised_listeners.empty()) {
+    const auto& ep = svc.config.advertised_listeners.front();
+    out.push_back({svc.config.broker_id, ep.host, ep.port, std::nullopt});
   }
   return out;
 }
 
 /// The controller's broker id. Single node: this broker; cluster mode: the winner of /controller (-1: none).
-inline int32_t controller_id(const handler_context& hc) {
-  if (auto c = hc.topics.cluster(); c && hc.topics.cluster_mode()) return c->controller_id;
-  return hc.config.broker_id;
+inline int32_t controller_id(const broker_services& svc) {
+  if (auto c = svc.topics.cluster(); c && svc.topics.cluster_mode()) return c->controller_id;
+  return svc.config.broker_id;
 }
 
 /// Cluster operations allowed with no authorizer: every operation Kafka supports on the CLUSTER resource

@@ -18,12 +18,12 @@ namespace sluice::broker::handlers {
 /// (DelayedCreatePartitions), so a client's next admin request to the same broker finds them (librdkafka's
 /// 0081_admin creates topics and grows them at once). Without it the answer leaves after the ZooKeeper
 /// write, before this broker's own watch has brought the topic back.
-inline task<bool> wait_for_snapshot(handler_context& hc, request_context& rc,
+inline task<bool> wait_for_snapshot(broker_services& svc, request_context& rc,
                                     std::function<bool(const coordination::cluster_snapshot&)> ready, int32_t timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
   boost::asio::steady_timer timer(rc.executor);
   for (;;) {
-    auto c = hc.topics.cluster();
+    auto c = svc.topics.cluster();
     if (c && ready(*c)) co_return true;
     if (std::chrono::steady_clock::now() >= deadline) co_return false;
     timer.expires_after(std::chrono::milliseconds(2));
@@ -47,10 +47,10 @@ inline bool has_leaders(const coordination::cluster_snapshot& snapshot, const st
 /// partition count) of `topics` has leaders in this broker's snapshot, at most `timeout_ms`; nothing to
 /// wait for when `topics` is empty or the timeout is not positive. On timeout the partitions exist all the
 /// same and the request is answered as it stands.
-inline task<void> wait_for_leaders(handler_context& hc, request_context& rc,
+inline task<void> wait_for_leaders(broker_services& svc, request_context& rc,
                                    std::vector<std::pair<std::string, int32_t>> topics, int32_t timeout_ms) {
   if (topics.empty() || timeout_ms <= 0) co_return;
-  auto wait_op = wait_for_snapshot(hc, rc, [topics = std::move(topics)](const coordination::cluster_snapshot& s) {
+  auto wait_op = wait_for_snapshot(svc, rc, [topics = std::move(topics)](const coordination::cluster_snapshot& s) {
     return std::all_of(topics.begin(), topics.end(), [&](const auto& t) { return has_leaders(s, t.first, t.second); });
   }, timeout_ms);
   co_await std::move(wait_op);  // not inside co_await: GCC 12

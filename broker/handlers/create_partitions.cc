@@ -15,7 +15,7 @@ using response = protocol::create_partitions_response;
 // ControllerApis). TimeoutMs needs no wait here: the change is persisted and the logs are open before the
 // answer, so every accepted topic is complete when the response leaves (Kafka 4.0 answers after the
 // controller committed the records, too).
-task<response> create_partitions(handler_context& hc, request_context& rc, protocol::create_partitions_request& req) {
+task<response> create_partitions(broker_services& svc, request_context& rc, protocol::create_partitions_request& req) {
   std::map<std::string, int> seen;
   for (const auto& t : req.topics) ++seen[t.name];
 
@@ -38,14 +38,14 @@ task<response> create_partitions(handler_context& hc, request_context& rc, proto
       assignments.emplace();
       for (const auto& a : *t.assignments) assignments->push_back(a.broker_ids);
     }
-    auto err = hc.topics.add_partitions(t.name, t.count, assignments, req.validate_only);
+    auto err = svc.topics.add_partitions(t.name, t.count, assignments, req.validate_only);
     out.error_code = err.code;
     if (!err.ok()) out.error_message = std::move(err.message);
-    else if (!req.validate_only && hc.topics.cluster_mode()) grown.emplace_back(t.name, t.count);
+    else if (!req.validate_only && svc.topics.cluster_mode()) grown.emplace_back(t.name, t.count);
     resp.results.push_back(std::move(out));
   }
   // Cluster mode: answer once the new partitions have leaders here (see cluster_wait.h).
-  auto wait_op = wait_for_leaders(hc, rc, std::move(grown), req.timeout_ms);
+  auto wait_op = wait_for_leaders(svc, rc, std::move(grown), req.timeout_ms);
   co_await std::move(wait_op);  // not inside co_await: GCC 12
   co_return resp;
 }

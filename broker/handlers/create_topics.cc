@@ -18,7 +18,7 @@ namespace {
 constexpr int8_t kTopicConfig = 1, kStaticBrokerConfig = 4, kDefaultConfig = 5;
 }  // namespace
 
-task<response> create_topics(handler_context& hc, request_context& rc, protocol::create_topics_request& req) {
+task<response> create_topics(broker_services& svc, request_context& rc, protocol::create_topics_request& req) {
   const int16_t version = rc.header.api_version;
   std::map<std::string, int> seen;
   for (const auto& ct : req.topics) ++seen[ct.name];
@@ -67,8 +67,8 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
         }
       }
     } else {
-      if (spec.num_partitions == -1) spec.num_partitions = hc.config.num_partitions;
-      if (spec.replication_factor == -1) spec.replication_factor = hc.config.default_replication_factor;
+      if (spec.num_partitions == -1) spec.num_partitions = svc.config.num_partitions;
+      if (spec.replication_factor == -1) spec.replication_factor = svc.config.default_replication_factor;
     }
     std::string nulls;  // Kafka: INVALID_CONFIG for null config values (the name was found valid above)
     for (const auto& c : ct.configs) {
@@ -81,18 +81,18 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
     }
 
     if (valid) {
-      auto err = hc.topics.create(spec, req.validate_only);
+      auto err = svc.topics.create(spec, req.validate_only);
       if (!err.ok()) fail(err.code, err.message);
       else {
         out.error_code = error_code::none;
         out.error_message = std::nullopt;  // Kafka's controller: null on success (the schema's "" is never sent)
       }
-      if (err.ok() && !req.validate_only && hc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
+      if (err.ok() && !req.validate_only && svc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
     if (out.error_code == error_code::none) {
       out.num_partitions = spec.num_partitions;
       out.replication_factor = spec.replication_factor;
-      if (auto t = hc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
+      if (auto t = svc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
       if (version >= 5) {
         std::vector<response::creatable_topic_configs> configs;
         for (const auto& key : topic_config_keys()) {
@@ -103,8 +103,8 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
             c.value = it->second;
             c.config_source = kTopicConfig;
           } else {
-            c.value = topic_config_default(hc.config, key);
-            c.config_source = hc.config.explicit_keys.contains(std::string(key.broker_key)) ? kStaticBrokerConfig
+            c.value = topic_config_default(svc.config, key);
+            c.config_source = svc.config.explicit_keys.contains(std::string(key.broker_key)) ? kStaticBrokerConfig
                                                                                             : kDefaultConfig;
           }
           c.read_only = false;
@@ -118,7 +118,7 @@ task<response> create_topics(handler_context& hc, request_context& rc, protocol:
   }
   // Cluster mode: answer once the new topics have leaders here (see cluster_wait.h); on timeout the topics
   // exist all the same and the answer is NONE.
-  auto wait_op = wait_for_leaders(hc, rc, std::move(created), req.timeout_ms);
+  auto wait_op = wait_for_leaders(svc, rc, std::move(created), req.timeout_ms);
   co_await std::move(wait_op);  // not inside co_await: GCC 12
   co_return resp;
 }

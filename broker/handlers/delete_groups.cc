@@ -9,11 +9,11 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::delete_groups_response;
 
-task<response> delete_groups(handler_context& hc, request_context& rc, protocol::delete_groups_request& req) {
+task<response> delete_groups(broker_services& svc, request_context& rc, protocol::delete_groups_request& req) {
   std::map<std::string, error_code> codes;
   std::map<std::shared_ptr<group_service::shard>, std::vector<std::string>> by_shard;
   for (const auto& id : req.groups_names) {
-    auto s = hc.groups ? hc.groups->shard_for(id) : nullptr;
+    auto s = svc.groups.shard_for(id);
     if (!s) {
       codes[id] = error_code::not_coordinator;
     } else {
@@ -22,7 +22,7 @@ task<response> delete_groups(handler_context& hc, request_context& rc, protocol:
   }
   for (auto& [s, ids] : by_shard) {
     auto work = [ids](groups::group_coordinator& c, auto reply) { c.delete_groups(ids, std::move(reply)); };
-    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(*hc.groups, s, std::move(work));
+    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(svc.groups, s, std::move(work));
     for (const auto& r : results) codes[r.group_id] = to_wire(r.error);
   }
   response resp;

@@ -10,13 +10,13 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::delete_records_response;
 
-task<response> delete_records(handler_context& hc, request_context&, protocol::delete_records_request& req) {
+task<response> delete_records(broker_services& svc, request_context&, protocol::delete_records_request& req) {
   response resp;
   bool moved = false;
   for (const auto& dt : req.topics) {
     response::delete_records_topic_result tr;
     tr.name = dt.name;
-    auto t = hc.topics.find(dt.name);
+    auto t = svc.topics.find(dt.name);
     for (const auto& dp : dt.partitions) {
       response::delete_records_partition_result pr;
       pr.partition_index = dp.partition_index;
@@ -40,7 +40,7 @@ task<response> delete_records(handler_context& hc, request_context&, protocol::d
     }
     resp.topics.push_back(std::move(tr));
   }
-  if (moved) hc.topics.write_checkpoints();  // the new log start offsets survive a crash
+  if (moved) svc.topics.write_checkpoints();  // the new log start offsets survive a crash
   co_return resp;
 }
 

@@ -8,7 +8,7 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::delete_topics_response;
 
-task<response> delete_topics(handler_context& hc, request_context& rc, protocol::delete_topics_request& req) {
+task<response> delete_topics(broker_services& svc, request_context& rc, protocol::delete_topics_request& req) {
   const int16_t version = rc.header.api_version;
   struct wanted {
     std::optional<std::string> name;
@@ -31,8 +31,8 @@ task<response> delete_topics(handler_context& hc, request_context& rc, protocol:
     // message (ControllerApis.deleteTopics, ReplicationControlManager.findTopicIds). A null name (v6+) means
     // the topic id.
     const bool by_name = w.name.has_value();
-    std::shared_ptr<const topic> t = by_name ? hc.topics.find(*w.name) : hc.topics.find(from_wire(w.id));
-    if (!hc.config.delete_topic_enable) {
+    std::shared_ptr<const topic> t = by_name ? svc.topics.find(*w.name) : svc.topics.find(from_wire(w.id));
+    if (!svc.config.delete_topic_enable) {
       out.error_code = error_code::topic_deletion_disabled;
     } else if (!t) {
       out.error_code = by_name ? error_code::unknown_topic_or_partition : error_code::unknown_topic_id;
@@ -40,7 +40,7 @@ task<response> delete_topics(handler_context& hc, request_context& rc, protocol:
     } else {
       out.name = t->name;
       out.topic_id = to_wire(t->id);
-      auto remove_op = hc.topics.remove(t->name);  // no temporaries inside co_await (GCC 12)
+      auto remove_op = svc.topics.remove(t->name);  // no temporaries inside co_await (GCC 12)
       auto err = co_await std::move(remove_op);
       out.error_code = err.code;
       if (!err.ok()) out.error_message = err.message;

@@ -19,7 +19,7 @@ constexpr int8_t kBrokerEndpoint = 1, kControllerEndpoint = 2;
 // As Kafka's AuthHelper.computeDescribeClusterResponse: an unknown endpoint type is UNSUPPORTED_ENDPOINT_TYPE,
 // the controller type sent to a broker MISMATCHED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no such
 // codes); ClusterAuthorizedOperations stays INT32_MIN unless asked for.
-task<response> describe_cluster(handler_context& hc, request_context& rc, protocol::describe_cluster_request& req) {
+task<response> describe_cluster(broker_services& svc, request_context& rc, protocol::describe_cluster_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
   if (req.endpoint_type != kBrokerEndpoint) {
@@ -34,9 +34,9 @@ task<response> describe_cluster(handler_context& hc, request_context& rc, protoc
   }
   resp.error_code = error_code::none;
   resp.endpoint_type = kBrokerEndpoint;
-  resp.cluster_id = hc.cluster_id;
-  resp.controller_id = controller_id(hc);
-  for (auto& ep : live_brokers(hc)) {
+  resp.cluster_id = svc.cluster_id;
+  resp.controller_id = controller_id(svc);
+  for (auto& ep : live_brokers(svc)) {
     response::describe_cluster_broker b;
     b.broker_id = ep.id;
     b.host = std::move(ep.host);

@@ -20,7 +20,7 @@ bool wanted(const std::optional<std::vector<std::string>>& keys, std::string_vie
   return false;
 }
 
-response::describe_configs_result describe_topic(const handler_context& hc, const topic& t,
+response::describe_configs_result describe_topic(const broker_services& svc, const topic& t,
                                                  const protocol::describe_configs_request::describe_configs_resource& r,
                                                  bool synonyms, int16_t version) {
   response::describe_configs_result out;
@@ -32,13 +32,13 @@ response::describe_configs_result describe_topic(const handler_context& hc, cons
     response::describe_configs_resource_result c;
     c.name = std::string(key.name);
     const std::string broker_key(key.broker_key);
-    const bool broker_set = !broker_key.empty() && hc.config.explicit_keys.contains(broker_key);
+    const bool broker_set = !broker_key.empty() && svc.config.explicit_keys.contains(broker_key);
     auto override_it = t.configs.find(c.name);
     if (override_it != t.configs.end()) {
       c.value = override_it->second;
       c.config_source = kDynamicTopicConfig;
     } else {
-      c.value = topic_config_default(hc.config, key);
+      c.value = topic_config_default(svc.config, key);
       c.config_source = broker_set ? kStaticBrokerConfig : kDefaultConfig;
     }
     c.is_default = c.config_source == kDefaultConfig;
@@ -54,7 +54,7 @@ response::describe_configs_result describe_topic(const handler_context& hc, cons
         c.synonyms.push_back(std::move(syn));
       };
       if (override_it != t.configs.end()) add(c.name, override_it->second, kDynamicTopicConfig);
-      if (broker_set) add(broker_key, hc.config.values.at(broker_key), kStaticBrokerConfig);
+      if (broker_set) add(broker_key, svc.config.values.at(broker_key), kStaticBrokerConfig);
       add(broker_key.empty() ? c.name : broker_key, std::string(key.default_value), kDefaultConfig);
     }
     out.configs.push_back(std::move(c));
@@ -62,24 +62,24 @@ response::describe_configs_result describe_topic(const handler_context& hc, cons
   return out;
 }
 
-response::describe_configs_result describe_broker(const handler_context& hc,
+response::describe_configs_result describe_broker(const broker_services& svc,
                                                   const protocol::describe_configs_request::describe_configs_resource& r) {
   response::describe_configs_result out;
   out.resource_type = r.resource_type;
   out.resource_name = r.resource_name;
-  if (!r.resource_name.empty() && r.resource_name != std::to_string(hc.config.broker_id)) {
+  if (!r.resource_name.empty() && r.resource_name != std::to_string(svc.config.broker_id)) {
     out.error_code = error_code::invalid_request;
-    out.error_message = "Unexpected broker id, expected " + std::to_string(hc.config.broker_id) + " or empty string, but received " + r.resource_name;
+    out.error_message = "Unexpected broker id, expected " + std::to_string(svc.config.broker_id) + " or empty string, but received " + r.resource_name;
     return out;
   }
   out.error_code = error_code::none;
-  for (const auto& [name, value] : hc.config.values) {
+  for (const auto& [name, value] : svc.config.values) {
     if (!wanted(r.configuration_keys, name)) continue;
     response::describe_configs_resource_result c;
     c.name = name;
     c.value = value;
     c.read_only = true;  // no dynamic broker configs: set them in server.properties or --override
-    c.config_source = hc.config.explicit_keys.contains(name) ? kStaticBrokerConfig : kDefaultConfig;
+    c.config_source = svc.config.explicit_keys.contains(name) ? kStaticBrokerConfig : kDefaultConfig;
     c.is_default = c.config_source == kDefaultConfig;
     c.is_sensitive = false;
     c.config_type = 2;
@@ -90,11 +90,11 @@ response::describe_configs_result describe_broker(const handler_context& hc,
 
 }  // namespace
 
-task<response> describe_configs(handler_context& hc, request_context& rc, protocol::describe_configs_request& req) {
+task<response> describe_configs(broker_services& svc, request_context& rc, protocol::describe_configs_request& req) {
   response resp;
   for (const auto& r : req.resources) {
     if (r.resource_type == kTopicResource) {
-      auto t = hc.topics.find(r.resource_name);
+      auto t = svc.topics.find(r.resource_name);
       if (!t) {
         response::describe_configs_result out;
         out.error_code = error_code::unknown_topic_or_partition;
@@ -103,10 +103,10 @@ task<response> describe_configs(handler_context& hc, request_context& rc, protoc
         out.resource_name = r.resource_name;
         resp.results.push_back(std::move(out));
       } else {
-        resp.results.push_back(describe_topic(hc, *t, r, req.include_synonyms, rc.header.api_version));
+        resp.results.push_back(describe_topic(svc, *t, r, req.include_synonyms, rc.header.api_version));
       }
     } else if (r.resource_type == kBrokerResource) {
-      resp.results.push_back(describe_broker(hc, r));
+      resp.results.push_back(describe_broker(svc, r));
     } else {
       response::describe_configs_result out;
       out.error_code = error_code::invalid_request;

@@ -7,19 +7,19 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_groups_response;
 
-task<response> describe_groups(handler_context& hc, request_context& rc, protocol::describe_groups_request& req) {
+task<response> describe_groups(broker_services& svc, request_context& rc, protocol::describe_groups_request& req) {
   response resp;
   for (const auto& id : req.groups) {
     response::described_group out;
     out.group_id = id;
-    auto s = hc.groups ? hc.groups->shard_for(id) : nullptr;
+    auto s = svc.groups.shard_for(id);
     if (!s) {
       out.error_code = error_code::not_coordinator;
       resp.groups.push_back(std::move(out));
       continue;
     }
     auto work = [id](groups::group_coordinator& c) { return c.describe_group(id); };
-    auto d = co_await group_run(*hc.groups, s, std::move(work));
+    auto d = co_await group_run(svc.groups, s, std::move(work));
     out.error_code = to_wire(d.error);
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;

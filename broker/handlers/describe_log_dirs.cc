@@ -12,11 +12,11 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_log_dirs_response;
 
-task<response> describe_log_dirs(handler_context& hc, request_context&, protocol::describe_log_dirs_request& req) {
+task<response> describe_log_dirs(broker_services& svc, request_context&, protocol::describe_log_dirs_request& req) {
   response resp;
   resp.error_code = error_code::none;
   std::map<std::filesystem::path, response::describe_log_dirs_result> by_dir;
-  for (const auto& dir : hc.topics.log_dirs()) {
+  for (const auto& dir : svc.topics.log_dirs()) {
     response::describe_log_dirs_result r;
     r.error_code = error_code::none;
     std::error_code ec;
@@ -49,11 +49,11 @@ task<response> describe_log_dirs(handler_context& hc, request_context&, protocol
     topics.back().partitions.push_back(dp);
   };
   if (!req.topics.has_value()) {
-    for (const auto& t : hc.topics.all())
+    for (const auto& t : svc.topics.all())
       for (int32_t i = 0; i < static_cast<int32_t>(t->partitions.size()); ++i) add(*t, i);
   } else {
     for (const auto& wanted : *req.topics)
-      if (auto t = hc.topics.find(wanted.topic))
+      if (auto t = svc.topics.find(wanted.topic))
         for (int32_t i : wanted.partitions) add(*t, i);
   }
   for (auto& [dir, r] : by_dir) resp.results.push_back(std::move(r));

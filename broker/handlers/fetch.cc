@@ -41,7 +41,7 @@ error_code check_epoch(int32_t requested, int32_t current) {
 
 }  // namespace
 
-task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_request& req) {
+task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
   resp.session_id = 0;
@@ -57,10 +57,10 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     std::shared_ptr<const topic> t;
     response::fetchable_topic_response tr;
     if (version >= 13) {
-      t = hc.topics.find(from_wire(ft.topic_id));
+      t = svc.topics.find(from_wire(ft.topic_id));
       tr.topic_id = ft.topic_id;
     } else {
-      t = hc.topics.find(ft.topic);
+      t = svc.topics.find(ft.topic);
       tr.topic = ft.topic;
     }
     for (const auto& fp : ft.partitions) {
@@ -104,7 +104,7 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
     for (auto& s : slots) {
       const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
-      const int64_t now_ms = hc.clock.now_ms();
+      const int64_t now_ms = svc.clock.now_ms();
       auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id, now_ms] {
         if (!from_follower) return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {}};
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
@@ -112,7 +112,7 @@ task<response> fetch(handler_context& hc, request_context& rc, protocol::fetch_r
                             std::move(expansion)};
       });
       auto outcome = co_await std::move(read_op);
-      if (outcome.isr_expansion && hc.replicas != nullptr) hc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
+      if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
       s.out->high_watermark = outcome.high_watermark;
       s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
       s.out->log_start_offset = outcome.log_start_offset;

@@ -14,12 +14,12 @@ using response = protocol::find_coordinator_response;
 
 namespace {
 
-void locate_in_cluster(handler_context& hc, const coordination::cluster_snapshot& cluster, const std::string& key,
+void locate_in_cluster(broker_services& svc, const coordination::cluster_snapshot& cluster, const std::string& key,
                        response::coordinator& c) {
   c.error_code = error_code::coordinator_not_available;
   auto it = cluster.topics.find(consumer_offsets_topic);
   if (it == cluster.topics.end()) {
-    auto err = hc.groups->ensure_topic();  // created through the cluster store; leaders follow shortly
+    auto err = svc.groups.ensure_topic();  // created through the cluster store; leaders follow shortly
     c.error_message = err.ok() ? "__consumer_offsets is being created" : err.message;
     return;
   }
@@ -28,7 +28,7 @@ void locate_in_cluster(handler_context& hc, const coordination::cluster_snapshot
   if (!st || st->leader < 0) return;
   auto b = cluster.brokers.find(st->leader);
   if (b == cluster.brokers.end()) return;
-  if (st->leader == hc.config.broker_id) (void)hc.groups->ensure_topic();  // loads the shards here
+  if (st->leader == svc.config.broker_id) (void)svc.groups.ensure_topic();  // loads the shards here
   c.node_id = b->second.id;
   c.host = b->second.host;
   c.port = b->second.port;
@@ -38,7 +38,7 @@ void locate_in_cluster(handler_context& hc, const coordination::cluster_snapshot
 
 }  // namespace
 
-task<response> find_coordinator(handler_context& hc, request_context& rc, protocol::find_coordinator_request& req) {
+task<response> find_coordinator(broker_services& svc, request_context& rc, protocol::find_coordinator_request& req) {
   const int16_t version = rc.header.api_version;
   std::vector<std::string> keys = version >= 4 ? req.coordinator_keys : std::vector<std::string>{req.key_};
   std::vector<response::coordinator> out;
@@ -53,19 +53,17 @@ task<response> find_coordinator(handler_context& hc, request_context& rc, protoc
     } else if (req.key_type != 0) {
       c.error_code = error_code::invalid_request;
       c.error_message = "unknown coordinator key type " + std::to_string(req.key_type);
-    } else if (!hc.groups) {
-      c.error_code = error_code::coordinator_not_available;
-    } else if (auto cluster = hc.topics.cluster(); cluster && hc.topics.cluster_mode()) {
+    } else if (auto cluster = svc.topics.cluster(); cluster && svc.topics.cluster_mode()) {
       // Cluster mode: the leader of the group's __consumer_offsets partition, wherever it is.
-      locate_in_cluster(hc, *cluster, key, c);
-    } else if (auto err = hc.groups->ensure_topic(); !err.ok()) {
+      locate_in_cluster(svc, *cluster, key, c);
+    } else if (auto err = svc.groups.ensure_topic(); !err.ok()) {
       c.error_code = error_code::coordinator_not_available;
       c.error_message = err.message;
-    } else if (hc.config.advertised_listeners.empty()) {
+    } else if (svc.config.advertised_listeners.empty()) {
       c.error_code = error_code::coordinator_not_available;
     } else {
-      const auto& ep = hc.config.advertised_listeners.front();
-      c.node_id = hc.config.broker_id;
+      const auto& ep = svc.config.advertised_listeners.front();
+      c.node_id = svc.config.broker_id;
       c.host = ep.host;
       c.port = ep.port;
       c.error_code = error_code::none;

@@ -38,41 +38,41 @@ namespace sluice::broker::handlers {
 template <typename T>
 using task = boost::asio::awaitable<T>;
 
-task<protocol::api_versions_response> api_versions(handler_context&, request_context&, protocol::api_versions_request&);
-task<protocol::metadata_response> metadata(handler_context&, request_context&, protocol::metadata_request&);
-task<std::optional<protocol::produce_response>> produce(handler_context&, request_context&, protocol::produce_request&);
-task<protocol::fetch_response> fetch(handler_context&, request_context&, protocol::fetch_request&);
-task<protocol::list_offsets_response> list_offsets(handler_context&, request_context&, protocol::list_offsets_request&);
-task<protocol::create_topics_response> create_topics(handler_context&, request_context&, protocol::create_topics_request&);
-task<protocol::delete_topics_response> delete_topics(handler_context&, request_context&, protocol::delete_topics_request&);
-task<protocol::create_partitions_response> create_partitions(handler_context&, request_context&,
+task<protocol::api_versions_response> api_versions(broker_services&, request_context&, protocol::api_versions_request&);
+task<protocol::metadata_response> metadata(broker_services&, request_context&, protocol::metadata_request&);
+task<std::optional<protocol::produce_response>> produce(broker_services&, request_context&, protocol::produce_request&);
+task<protocol::fetch_response> fetch(broker_services&, request_context&, protocol::fetch_request&);
+task<protocol::list_offsets_response> list_offsets(broker_services&, request_context&, protocol::list_offsets_request&);
+task<protocol::create_topics_response> create_topics(broker_services&, request_context&, protocol::create_topics_request&);
+task<protocol::delete_topics_response> delete_topics(broker_services&, request_context&, protocol::delete_topics_request&);
+task<protocol::create_partitions_response> create_partitions(broker_services&, request_context&,
                                                              protocol::create_partitions_request&);
-task<protocol::describe_cluster_response> describe_cluster(handler_context&, request_context&, protocol::describe_cluster_request&);
+task<protocol::describe_cluster_response> describe_cluster(broker_services&, request_context&, protocol::describe_cluster_request&);
 
 // Consumer groups (broker/groups, through broker/group_service.h).
-task<protocol::find_coordinator_response> find_coordinator(handler_context&, request_context&, protocol::find_coordinator_request&);
-task<protocol::join_group_response> join_group(handler_context&, request_context&, protocol::join_group_request&);
-task<protocol::sync_group_response> sync_group(handler_context&, request_context&, protocol::sync_group_request&);
-task<protocol::heartbeat_response> heartbeat(handler_context&, request_context&, protocol::heartbeat_request&);
-task<protocol::leave_group_response> leave_group(handler_context&, request_context&, protocol::leave_group_request&);
-task<protocol::offset_commit_response> offset_commit(handler_context&, request_context&, protocol::offset_commit_request&);
-task<protocol::offset_fetch_response> offset_fetch(handler_context&, request_context&, protocol::offset_fetch_request&);
-task<protocol::describe_groups_response> describe_groups(handler_context&, request_context&, protocol::describe_groups_request&);
-task<protocol::list_groups_response> list_groups(handler_context&, request_context&, protocol::list_groups_request&);
-task<protocol::delete_groups_response> delete_groups(handler_context&, request_context&, protocol::delete_groups_request&);
-task<protocol::offset_delete_response> offset_delete(handler_context&, request_context&, protocol::offset_delete_request&);
-task<protocol::delete_records_response> delete_records(handler_context&, request_context&, protocol::delete_records_request&);
-task<protocol::describe_configs_response> describe_configs(handler_context&, request_context&, protocol::describe_configs_request&);
-task<protocol::alter_configs_response> alter_configs(handler_context&, request_context&, protocol::alter_configs_request&);
-task<protocol::incremental_alter_configs_response> incremental_alter_configs(handler_context&, request_context&,
+task<protocol::find_coordinator_response> find_coordinator(broker_services&, request_context&, protocol::find_coordinator_request&);
+task<protocol::join_group_response> join_group(broker_services&, request_context&, protocol::join_group_request&);
+task<protocol::sync_group_response> sync_group(broker_services&, request_context&, protocol::sync_group_request&);
+task<protocol::heartbeat_response> heartbeat(broker_services&, request_context&, protocol::heartbeat_request&);
+task<protocol::leave_group_response> leave_group(broker_services&, request_context&, protocol::leave_group_request&);
+task<protocol::offset_commit_response> offset_commit(broker_services&, request_context&, protocol::offset_commit_request&);
+task<protocol::offset_fetch_response> offset_fetch(broker_services&, request_context&, protocol::offset_fetch_request&);
+task<protocol::describe_groups_response> describe_groups(broker_services&, request_context&, protocol::describe_groups_request&);
+task<protocol::list_groups_response> list_groups(broker_services&, request_context&, protocol::list_groups_request&);
+task<protocol::delete_groups_response> delete_groups(broker_services&, request_context&, protocol::delete_groups_request&);
+task<protocol::offset_delete_response> offset_delete(broker_services&, request_context&, protocol::offset_delete_request&);
+task<protocol::delete_records_response> delete_records(broker_services&, request_context&, protocol::delete_records_request&);
+task<protocol::describe_configs_response> describe_configs(broker_services&, request_context&, protocol::describe_configs_request&);
+task<protocol::alter_configs_response> alter_configs(broker_services&, request_context&, protocol::alter_configs_request&);
+task<protocol::incremental_alter_configs_response> incremental_alter_configs(broker_services&, request_context&,
                                                                              protocol::incremental_alter_configs_request&);
-task<protocol::describe_log_dirs_response> describe_log_dirs(handler_context&, request_context&, protocol::describe_log_dirs_request&);
+task<protocol::describe_log_dirs_response> describe_log_dirs(broker_services&, request_context&, protocol::describe_log_dirs_request&);
 
 // Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
-task<protocol::init_producer_id_response> init_producer_id(handler_context&, request_context&, protocol::init_producer_id_request&);
+task<protocol::init_producer_id_response> init_producer_id(broker_services&, request_context&, protocol::init_producer_id_request&);
 
 // Replication (KIP-101): where a leader epoch ends in this leader's log.
-task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(handler_context&, request_context&,
+task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(broker_services&, request_context&,
                                                                          protocol::offset_for_leader_epoch_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).

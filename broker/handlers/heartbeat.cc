@@ -7,16 +7,16 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::heartbeat_response;
 
-task<response> heartbeat(handler_context& hc, request_context& rc, protocol::heartbeat_request& req) {
+task<response> heartbeat(broker_services& svc, request_context& rc, protocol::heartbeat_request& req) {
   response resp;
-  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;
     co_return resp;
   }
   groups::heartbeat_request r{req.group_id, req.generation_id, req.member_id, req.group_instance_id};
   auto work = [r](groups::group_coordinator& c) { return c.heartbeat(r); };
-  auto e = co_await group_run(*hc.groups, s, std::move(work));
+  auto e = co_await group_run(svc.groups, s, std::move(work));
   resp.error_code = to_wire(e);
   co_return resp;
 }

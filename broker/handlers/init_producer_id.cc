@@ -19,7 +19,7 @@ namespace sluice::broker::handlers {
 
 using protocol::error_code;
 
-task<protocol::init_producer_id_response> init_producer_id(handler_context& hc, request_context& rc,
+task<protocol::init_producer_id_response> init_producer_id(broker_services& svc, request_context& rc,
                                                            protocol::init_producer_id_request& req) {
   protocol::init_producer_id_response resp;
   resp.producer_id = -1;
@@ -28,20 +28,16 @@ task<protocol::init_producer_id_response> init_producer_id(handler_context& hc, 
     resp.error_code = req.transactional_id->empty() ? error_code::invalid_request : error_code::coordinator_not_available;
     co_return resp;
   }
-  if (hc.producer_ids == nullptr) {
-    resp.error_code = error_code::coordinator_not_available;
-    co_return resp;
-  }
-  auto id = hc.producer_ids->generate_producer_id();
+  auto id = svc.producer_ids.generate_producer_id();
   if (!id) {
-    log::error("InitProducerId from {}: cannot reserve producer ids: {}", rc.peer, id.err().message);
+    log::error("InitProducerId from {}: cannot reserve producer ids: {}", rc.session.peer, id.err().message);
     resp.error_code = from_coordination(id.err());
     co_return resp;
   }
   resp.error_code = error_code::none;
   resp.producer_id = *id;
   resp.producer_epoch = 0;
-  log::debug("InitProducerId from {}: producer id {} epoch 0 (request had id {} epoch {})", rc.peer, *id,
+  log::debug("InitProducerId from {}: producer id {} epoch 0 (request had id {} epoch {})", rc.session.peer, *id,
              req.producer_id, req.producer_epoch);
   co_return resp;
 }

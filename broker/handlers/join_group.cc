@@ -7,12 +7,12 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::join_group_response;
 
-task<response> join_group(handler_context& hc, request_context& rc, protocol::join_group_request& req) {
+task<response> join_group(broker_services& svc, request_context& rc, protocol::join_group_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
   resp.member_id = req.member_id;
   if (version < 7) resp.protocol_name = "";
-  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;
     co_return resp;
@@ -22,7 +22,7 @@ task<response> join_group(handler_context& hc, request_context& rc, protocol::jo
   r.member_id = req.member_id;
   r.group_instance_id = req.group_instance_id;
   r.client_id = rc.header.client_id.value_or("");
-  r.client_host = client_host_of(rc.peer);
+  r.client_host = client_host_of(rc.session.peer);
   r.session_timeout_ms = req.session_timeout_ms;
   r.rebalance_timeout_ms = version >= 1 ? req.rebalance_timeout_ms : req.session_timeout_ms;
   r.protocol_type = req.protocol_type;
@@ -34,7 +34,7 @@ task<response> join_group(handler_context& hc, request_context& rc, protocol::jo
   auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
     c.join_group(std::move(r), std::move(reply));
   };
-  auto result = co_await group_call<groups::join_group_result>(*hc.groups, s, std::move(work));
+  auto result = co_await group_call<groups::join_group_result>(svc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   resp.generation_id = result.generation_id;
   resp.protocol_type = result.protocol_type;

@@ -7,10 +7,10 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::leave_group_response;
 
-task<response> leave_group(handler_context& hc, request_context& rc, protocol::leave_group_request& req) {
+task<response> leave_group(broker_services& svc, request_context& rc, protocol::leave_group_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
-  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;
     co_return resp;
@@ -24,7 +24,7 @@ task<response> leave_group(handler_context& hc, request_context& rc, protocol::l
   auto work = [id = req.group_id, members](groups::group_coordinator& c) {
     return c.leave_group(id, members);
   };
-  auto result = co_await group_run(*hc.groups, s, std::move(work));
+  auto result = co_await group_run(svc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   if (version <= 2) {
     // Kafka's LeaveGroupResponse: a single member's error becomes the top-level one.

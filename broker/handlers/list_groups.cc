@@ -8,18 +8,17 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::list_groups_response;
 
-task<response> list_groups(handler_context& hc, request_context& rc, protocol::list_groups_request& req) {
+task<response> list_groups(broker_services& svc, request_context& rc, protocol::list_groups_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
-  if (!hc.groups) co_return resp;
   std::vector<std::string> states = version >= 4 ? req.states_filter : std::vector<std::string>{};
   std::vector<std::string> types = version >= 5 ? req.types_filter : std::vector<std::string>{};
-  for (auto& s : hc.groups->shards()) {
+  for (auto& s : svc.groups.shards()) {
     if (!s || !s->part->is_leader()) continue;  // cluster mode: groups coordinated elsewhere
     auto work = [states, types](groups::group_coordinator& c) {
       return c.list_groups(states, types);
     };
-    auto r = co_await group_run(*hc.groups, s, std::move(work));
+    auto r = co_await group_run(svc.groups, s, std::move(work));
     if (r.error != groups::group_error::none && resp.error_code == error_code::none) resp.error_code = to_wire(r.error);
     for (auto& g : r.groups) resp.groups.push_back({g.group_id, g.protocol_type, g.state, "classic"});
   }

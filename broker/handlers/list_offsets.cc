@@ -23,7 +23,7 @@ struct lookup {
 };
 }  // namespace
 
-task<response> list_offsets(handler_context& hc, request_context& rc, protocol::list_offsets_request& req) {
+task<response> list_offsets(broker_services& svc, request_context& rc, protocol::list_offsets_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
   // v1+: a partition named twice gets INVALID_REQUEST in both places (Kafka's duplicatePartitions), rather
@@ -35,7 +35,7 @@ task<response> list_offsets(handler_context& hc, request_context& rc, protocol::
   for (const auto& lt : req.topics) {
     response::list_offsets_topic_response tr;
     tr.name = lt.name;
-    auto t = hc.topics.find(lt.name);
+    auto t = svc.topics.find(lt.name);
     for (const auto& lp : lt.partitions) {
       response::list_offsets_partition_response pr;
       pr.partition_index = lp.partition_index;

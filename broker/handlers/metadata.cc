@@ -24,7 +24,7 @@ namespace {
 // ALTER_CONFIGS(11): with no authorizer every topic operation is allowed (KIP-430).
 constexpr int32_t kTopicOperations = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
 
-response::metadata_response_topic describe(const handler_context& hc, const topic& t, bool include_operations) {
+response::metadata_response_topic describe(const broker_services& svc, const topic& t, bool include_operations) {
   response::metadata_response_topic out;
   out.error_code = error_code::none;
   out.name = t.name;
@@ -34,10 +34,10 @@ response::metadata_response_topic describe(const handler_context& hc, const topi
     response::metadata_response_partition mp;
     mp.error_code = error_code::none;
     mp.partition_index = p->index();
-    mp.leader_id = hc.config.broker_id;
+    mp.leader_id = svc.config.broker_id;
     mp.leader_epoch = p->leader_epoch();
-    mp.replica_nodes = {hc.config.broker_id};
-    mp.isr_nodes = {hc.config.broker_id};
+    mp.replica_nodes = {svc.config.broker_id};
+    mp.isr_nodes = {svc.config.broker_id};
     out.partitions.push_back(std::move(mp));
   }
   out.topic_authorized_operations = include_operations ? kTopicOperations : INT32_MIN;
@@ -79,14 +79,14 @@ response::metadata_response_topic topic_error(error_code code, std::optional<std
 
 }  // namespace
 
-task<response> metadata(handler_context& hc, request_context& rc, protocol::metadata_request& req) {
+task<response> metadata(broker_services& svc, request_context& rc, protocol::metadata_request& req) {
   const int16_t version = rc.header.api_version;
   // Cluster mode answers from the cluster snapshot (every topic, wherever it is led); a single node from
   // its own topics.
-  std::shared_ptr<const coordination::cluster_snapshot> c = hc.topics.cluster_mode() ? hc.topics.cluster() : nullptr;
+  std::shared_ptr<const coordination::cluster_snapshot> c = svc.topics.cluster_mode() ? svc.topics.cluster() : nullptr;
   const bool ops = req.include_topic_authorized_operations;
   response resp;
-  for (auto& ep : live_brokers(hc)) {
+  for (auto& ep : live_brokers(svc)) {
     response::metadata_response_broker b;
     b.node_id = ep.id;
     b.host = std::move(ep.host);
@@ -94,16 +94,16 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     b.rack = std::move(ep.rack);
     resp.brokers.push_back(std::move(b));
   }
-  resp.cluster_id = c ? c->cluster_id : hc.cluster_id;
-  resp.controller_id = controller_id(hc);
+  resp.cluster_id = c ? c->cluster_id : svc.cluster_id;
+  resp.controller_id = controller_id(svc);
   resp.cluster_authorized_operations =
       req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
 
   auto by_name = [&](const std::string& name) -> std::optional<response::metadata_response_topic> {
     if (c) {
       if (auto it = c->topics.find(name); it != c->topics.end()) return describe(*c, it->second, ops);
-    } else if (auto t = hc.topics.find(name)) {
-      return describe(hc, *t, ops);
+    } else if (auto t = svc.topics.find(name)) {
+      return describe(svc, *t, ops);
     }
     return std::nullopt;
   };
@@ -111,8 +111,8 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     if (c) {
       for (const auto& [name, a] : c->topics)
         if (a.id == id) return describe(*c, a, ops);
-    } else if (auto t = hc.topics.find(id)) {
-      return describe(hc, *t, ops);
+    } else if (auto t = svc.topics.find(id)) {
+      return describe(svc, *t, ops);
     }
     return std::nullopt;
   };
@@ -123,7 +123,7 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
     if (c) {
       for (const auto& [name, a] : c->topics) resp.topics.push_back(describe(*c, a, ops));
     } else {
-      for (const auto& t : hc.topics.all()) resp.topics.push_back(describe(hc, *t, ops));
+      for (const auto& t : svc.topics.all()) resp.topics.push_back(describe(svc, *t, ops));
     }
     co_return resp;
   }
@@ -147,15 +147,15 @@ task<response> metadata(handler_context& hc, request_context& rc, protocol::meta
       resp.topics.push_back(topic_error(error_code::invalid_topic_exception, name));
       continue;
     }
-    if (!req.allow_auto_topic_creation || !hc.config.auto_create_topics_enable) {
+    if (!req.allow_auto_topic_creation || !svc.config.auto_create_topics_enable) {
       resp.topics.push_back(topic_error(error_code::unknown_topic_or_partition, name));
       continue;
     }
-    int16_t replication_factor = hc.config.default_replication_factor;
+    int16_t replication_factor = svc.config.default_replication_factor;
     if (c)  // never more replicas than live brokers for an auto-created topic
       replication_factor = static_cast<int16_t>(std::clamp<size_t>(c->brokers.size(), 1, static_cast<size_t>(std::max<int16_t>(replication_factor, 1))));
-    topic_spec spec{name, hc.config.num_partitions, replication_factor, {}};
-    auto err = hc.topics.create(spec, false);
+    topic_spec spec{name, svc.config.num_partitions, replication_factor, {}};
+    auto err = svc.topics.create(spec, false);
     // Single node: the topic is there at once (also when a concurrent request created it first). Cluster
     // mode: its partitions get leaders a moment later, so LEADER_NOT_AVAILABLE as Kafka answers for a
     // topic it just auto-created; clients ask again.

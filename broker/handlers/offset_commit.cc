@@ -11,7 +11,7 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::offset_commit_response;
 
-task<response> offset_commit(handler_context& hc, request_context& rc, protocol::offset_commit_request& req) {
+task<response> offset_commit(broker_services& svc, request_context& rc, protocol::offset_commit_request& req) {
   const int16_t version = rc.header.api_version;
   // Answers indexed like the request.
   std::vector<std::vector<error_code>> codes(req.topics.size());
@@ -25,7 +25,7 @@ task<response> offset_commit(handler_context& hc, request_context& rc, protocol:
   std::vector<std::pair<size_t, size_t>> where;  // r.partitions[i] answers codes[first][second]
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& t = req.topics[ti];
-    auto topic = hc.topics.find(t.name);
+    auto topic = svc.topics.find(t.name);
     codes[ti].resize(t.partitions.size(), error_code::none);
     for (size_t pi = 0; pi < t.partitions.size(); ++pi) {
       const auto& p = t.partitions[pi];
@@ -39,14 +39,14 @@ task<response> offset_commit(handler_context& hc, request_context& rc, protocol:
     }
   }
   if (!r.partitions.empty()) {
-    auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+    auto s = svc.groups.shard_for(req.group_id);
     if (!s) {
       for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
     } else {
       auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
         c.offset_commit(std::move(r), std::move(reply));
       };
-      auto result = co_await group_call<groups::offset_commit_result>(*hc.groups, s, std::move(work));
+      auto result = co_await group_call<groups::offset_commit_result>(svc.groups, s, std::move(work));
       for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
         codes[where[i].first][where[i].second] = to_wire(result.partitions[i].error);
       }

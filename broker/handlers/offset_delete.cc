@@ -8,16 +8,16 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::offset_delete_response;
 
-task<response> offset_delete(handler_context& hc, request_context& rc, protocol::offset_delete_request& req) {
+task<response> offset_delete(broker_services& svc, request_context& rc, protocol::offset_delete_request& req) {
   response resp;
-  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;
     co_return resp;
   }
   std::vector<groups::topic_partition> parts;
   for (const auto& t : req.topics) {
-    auto topic = hc.topics.find(t.name);
+    auto topic = svc.topics.find(t.name);
     for (const auto& p : t.partitions) {
       if (topic && p.partition_index >= 0 && p.partition_index < static_cast<int32_t>(topic->partitions.size())) {
         parts.push_back({t.name, p.partition_index});
@@ -27,7 +27,7 @@ task<response> offset_delete(handler_context& hc, request_context& rc, protocol:
   auto work = [id = req.group_id, parts](groups::group_coordinator& c, auto reply) {
     c.offset_delete(id, parts, std::move(reply));
   };
-  auto result = co_await group_call<groups::offset_delete_result>(*hc.groups, s, std::move(work));
+  auto result = co_await group_call<groups::offset_delete_result>(svc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   if (result.error != groups::group_error::none) co_return resp;
   for (const auto& t : req.topics) {

@@ -12,14 +12,14 @@ namespace {
 
 using tp_list = std::optional<std::vector<groups::topic_partition>>;
 
-task<groups::offset_fetch_result> fetch_one(handler_context& hc, const std::string& group_id, tp_list partitions,
+task<groups::offset_fetch_result> fetch_one(broker_services& svc, const std::string& group_id, tp_list partitions,
                                             bool require_stable) {
-  auto s = hc.groups ? hc.groups->shard_for(group_id) : nullptr;
+  auto s = svc.groups.shard_for(group_id);
   if (!s) co_return groups::offset_fetch_result{groups::group_error::not_coordinator, {}};
   auto work = [group_id, partitions, require_stable](groups::group_coordinator& c) {
     return c.offset_fetch(group_id, partitions, require_stable);
   };
-  co_return co_await group_run(*hc.groups, s, std::move(work));
+  co_return co_await group_run(svc.groups, s, std::move(work));
 }
 
 // Groups the coordinator's flat answer by topic, in order of first appearance.
@@ -49,7 +49,7 @@ std::vector<Topic> by_topic(const std::vector<groups::offset_fetch_partition>& p
 
 }  // namespace
 
-task<response> offset_fetch(handler_context& hc, request_context& rc, protocol::offset_fetch_request& req) {
+task<response> offset_fetch(broker_services& svc, request_context& rc, protocol::offset_fetch_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
   if (version >= 8) {
@@ -60,7 +60,7 @@ task<response> offset_fetch(handler_context& hc, request_context& rc, protocol::
         for (const auto& t : *g.topics)
           for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
       }
-      auto r = co_await fetch_one(hc, g.group_id, parts, req.require_stable);
+      auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable);
       response::offset_fetch_response_group out;
       out.group_id = g.group_id;
       out.error_code = to_wire(r.error);
@@ -75,7 +75,7 @@ task<response> offset_fetch(handler_context& hc, request_context& rc, protocol::
     for (const auto& t : *req.topics)
       for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
   }
-  auto r = co_await fetch_one(hc, req.group_id, parts, version >= 7 && req.require_stable);
+  auto r = co_await fetch_one(svc, req.group_id, parts, version >= 7 && req.require_stable);
   if (r.error != groups::group_error::none && version < 2 && parts) {
     // No top-level error before v2: Kafka puts the group's error on every partition.
     for (const auto& tp : *parts) r.partitions.push_back({tp, -1, -1, "", r.error});

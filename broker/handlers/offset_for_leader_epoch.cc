@@ -11,12 +11,12 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::offset_for_leader_epoch_response;
 
-task<response> offset_for_leader_epoch(handler_context& hc, request_context&, protocol::offset_for_leader_epoch_request& req) {
+task<response> offset_for_leader_epoch(broker_services& svc, request_context&, protocol::offset_for_leader_epoch_request& req) {
   response resp;
   for (const auto& rt : req.topics) {
     response::offset_for_leader_topic_result tr;
     tr.topic = rt.topic;
-    auto t = hc.topics.find(rt.topic);
+    auto t = svc.topics.find(rt.topic);
     for (const auto& rp : rt.partitions) {
       response::epoch_end_offset out;
       out.partition = rp.partition;

@@ -44,7 +44,7 @@ task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<parti
 
 }  // namespace
 
-task<std::optional<response>> produce(handler_context& hc, request_context& rc, protocol::produce_request& req) {
+task<std::optional<response>> produce(broker_services& svc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
   // acks=-1: every partition is appended first, then the request waits for all of them under one
@@ -64,7 +64,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
   for (auto& td : req.topic_data) {
     response::topic_produce_response tr;
     tr.name = td.name;
-    auto t = hc.topics.find(td.name);
+    auto t = svc.topics.find(td.name);
     for (auto& pd : td.partition_data) {
       response::partition_produce_response pr;
       pr.index = pd.index;
@@ -91,7 +91,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
         // offset and partition leader epoch of each batch in place before writing it.
         std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
         const int16_t acks = req.acks;
-        const int32_t min_isr = topic_min_insync_replicas(hc.config, t->configs);
+        const int32_t min_isr = topic_min_insync_replicas(svc.config, t->configs);
         const uint64_t term = p->leadership_changes();
         auto append_op = call_on(p->strand(), [p, batches, acks, min_isr] { return p->append(batches, acks, min_isr); });  // see fetch.cc
         auto appended = co_await std::move(append_op);
@@ -118,7 +118,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
           if (version >= 3 && appended.err().code == static_cast<int>(storage::errc::unsupported_magic))
             pr.error_code = error_code::invalid_record;
           pr.error_message = appended.err().message;
-          log::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index, rc.peer, appended.err().message);
+          log::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index, rc.session.peer, appended.err().message);
         }
       }
       tr.partition_responses.push_back(std::move(pr));
@@ -139,7 +139,7 @@ task<std::optional<response>> produce(handler_context& hc, request_context& rc, 
   }
   if (req.acks == 0) co_return std::nullopt;
   // Test hook (broker/fault_injection.h): the batches are in the log, the client never learns it.
-  if (hc.faults != nullptr && hc.faults->drop_produce_response()) {
+  if (svc.faults.drop_produce_response()) {
     rc.close_connection = true;
     co_return std::nullopt;
   }

@@ -7,9 +7,9 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::sync_group_response;
 
-task<response> sync_group(handler_context& hc, request_context& rc, protocol::sync_group_request& req) {
+task<response> sync_group(broker_services& svc, request_context& rc, protocol::sync_group_request& req) {
   response resp;
-  auto s = hc.groups ? hc.groups->shard_for(req.group_id) : nullptr;
+  auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;
     co_return resp;
@@ -25,7 +25,7 @@ task<response> sync_group(handler_context& hc, request_context& rc, protocol::sy
   auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
     c.sync_group(std::move(r), std::move(reply));
   };
-  auto result = co_await group_call<groups::sync_group_result>(*hc.groups, s, std::move(work));
+  auto result = co_await group_call<groups::sync_group_result>(svc.groups, s, std::move(work));
   resp.error_code = to_wire(result.error);
   resp.protocol_type = result.protocol_type;
   resp.protocol_name = result.protocol_name;

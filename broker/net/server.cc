@@ -7,9 +7,10 @@ namespace sluice::broker::net {
 
 using tcp = asio::ip::tcp;
 
-server::server(asio::io_context& io, handler_context& context) : io_(io), context_(context) {
-  limits_->max_total = config_long(context_.config, "max.connections", INT32_MAX);
-  limits_->max_per_ip = config_long(context_.config, "max.connections.per.ip", INT32_MAX);
+server::server(asio::io_context& io, const broker_config& config, dispatcher& d)
+    : io_(io), config_(config), dispatcher_(d) {
+  limits_->max_total = config_long(config_, "max.connections", INT32_MAX);
+  limits_->max_per_ip = config_long(config_, "max.connections.per.ip", INT32_MAX);
 }
 
 result<void> server::listen(const std::vector<endpoint>& endpoints) {
@@ -57,7 +58,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
         return error{1, "cannot listen on " + address.address().to_string() + ":" + std::to_string(address.port()) +
                             ": " + ec.message()};
       }
-      acceptors_.push_back(std::move(acceptor));
+      acceptors_.push_back({std::move(acceptor), ep.listener_name});
     }
   }
   if (acceptors_.empty()) return error{1, "no listener could be bound"};
@@ -65,13 +66,13 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
 }
 
 void server::start() {
-  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(*a), asio::detached);
+  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(*a.acceptor, a.listener_name), asio::detached);
 }
 
 void server::stop() {
   for (auto& a : acceptors_) {
     boost::system::error_code ec;
-    a->close(ec);
+    a.acceptor->close(ec);
   }
 }
 
@@ -79,13 +80,14 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
   std::vector<tcp::endpoint> out;
   for (const auto& a : acceptors_) {
     boost::system::error_code ec;
-    auto ep = a->local_endpoint(ec);
+    auto ep = a.acceptor->local_endpoint(ec);
     if (!ec) out.push_back(ep);
   }
   return out;
 }
 
-asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
+asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string listener_name) {
+  const std::string security_protocol = security_protocol_of(config_.values, listener_name);
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
   bool waiting_logged = false;
@@ -127,7 +129,11 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor) {
       socket.close(rec);
       continue;
     }
-    auto conn = std::make_shared<connection>(std::move(socket), context_);
+    session s;
+    s.listener_name = listener_name;
+    s.security_protocol = security_protocol;
+    auto conn = std::make_shared<connection>(std::make_unique<plain_transport>(std::move(socket)), std::move(s),
+                                             dispatcher_, config_.socket_request_max_bytes);
     auto executor = conn->run_executor();
     asio::co_spawn(executor, conn->run(), [limits = limits_, peer](std::exception_ptr) { limits->release(peer); });
   }

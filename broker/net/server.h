@@ -7,7 +7,7 @@
 
 #include "base/result.h"
 #include "broker/config.h"
-#include "broker/request_context.h"
+#include "broker/dispatcher.h"
 
 namespace sluice::broker::net {
 
@@ -18,7 +18,9 @@ namespace asio = boost::asio;
 /// Strand: accept loops run on the io_context; each connection gets its own strand.
 class server {
  public:
-  server(asio::io_context& io, handler_context& context);
+  /// Each accepted connection gets a plain transport, a session naming its listener and security protocol,
+  /// and `d` for its requests.
+  server(asio::io_context& io, const broker_config& config, dispatcher& d);
 
   /// Binds and listens on every endpoint now, so the ports accept as soon as this returns. Errors name
   /// the address that could not be bound.
@@ -31,7 +33,7 @@ class server {
   std::vector<asio::ip::tcp::endpoint> local_endpoints() const;
 
  private:
-  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor);
+  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, std::string listener_name);
 
   /// Open connections, in total and per client address (Kafka's max.connections and
   /// max.connections.per.ip). Shared with each connection's completion handler, which releases its count.
@@ -65,8 +67,13 @@ class server {
   };
 
   asio::io_context& io_;
-  handler_context& context_;
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+  const broker_config& config_;
+  dispatcher& dispatcher_;
+  struct listening {
+    std::unique_ptr<asio::ip::tcp::acceptor> acceptor;
+    std::string listener_name;
+  };
+  std::vector<listening> acceptors_;
   std::shared_ptr<connection_limits> limits_ = std::make_shared<connection_limits>();
 };
 

@@ -1,0 +1,86 @@
+#include "broker/dispatcher.h"
+
+#include "base/logging.h"
+#include "broker/handler_table.h"
+#include "broker/handlers/handlers.h"
+#include "protocol/api_key.h"
+
+namespace sluice::broker {
+
+namespace {
+request_hooks& no_hooks() {
+  static request_hooks none;
+  return none;
+}
+
+/// KIP-43: before a SASL client has authenticated, only these APIs may be sent (ApiVersions, SaslHandshake,
+/// SaslAuthenticate).
+bool allowed_before_authentication(int16_t api_key) { return api_key == 18 || api_key == 17 || api_key == 36; }
+}  // namespace
+
+dispatcher::dispatcher(broker_services& services, request_hooks* hooks)
+    : services_(services), hooks_(hooks != nullptr ? hooks : &no_hooks()) {}
+
+boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std::span<const uint8_t> frame,
+                                                                 boost::asio::any_io_executor executor) {
+  using kind = outcome::kind;
+  protocol::reader reader(frame);
+  request_context rc{{}, s, std::move(executor)};
+  if (!protocol::decode_request_header(reader, rc.header)) {
+    log::warn("closing connection from {}: malformed request header ({} at byte {}: {})", s.peer,
+              reader.error_field(), reader.error_offset(), reader.error_message());
+    co_return outcome{kind::close, {}};
+  }
+  const auto& h = rc.header;
+  const handler_entry* entry = find_handler(h.api_key);
+  if (!entry) {
+    log::warn("closing connection from {}: unknown API key {} (version {}, correlation id {})", s.peer, h.api_key,
+              h.api_version, h.correlation_id);
+    co_return outcome{kind::close, {}};
+  }
+  if (h.api_version < entry->min_version || h.api_version > entry->max_version) {
+    if (entry->key == protocol::api_key::api_versions) {
+      // KIP-511: answer in v0 with UNSUPPORTED_VERSION and the full list so the client can pick.
+      auto reply = handlers::api_versions_list(protocol::error_code::unsupported_version);
+      co_return outcome{kind::respond, protocol::encode_response(h.correlation_id, int16_t{0}, reply)};
+    }
+    log::warn("closing connection from {}: {} version {} is not supported (supported {}-{})", s.peer,
+              protocol::api_name(h.api_key), h.api_version, entry->min_version, entry->max_version);
+    co_return outcome{kind::close, {}};
+  }
+  if (h.client_id ? s.client_id != *h.client_id : !s.client_id.empty()) s.client_id = h.client_id.value_or("");
+  // The session first: a SASL listener's client that has not authenticated may only negotiate.
+  if (s.sasl == sasl_state::failed ||
+      (s.sasl != sasl_state::not_required && s.sasl != sasl_state::authenticated &&
+       !allowed_before_authentication(h.api_key))) {
+    log::warn("closing connection from {}: {} v{} before SASL authentication", s.peer, protocol::api_name(h.api_key),
+              h.api_version);
+    co_return outcome{kind::close, {}};
+  }
+  if (auto refused = hooks_->admit(s, h)) {
+    log::warn("closing connection from {}: {} v{} refused: {}", s.peer, protocol::api_name(h.api_key), h.api_version,
+              *refused);
+    co_return outcome{kind::close, {}};
+  }
+  rc.throttle_time_ms = std::max(0, hooks_->throttle_time_ms(s, h));
+  const int64_t start_ms = services_.clock.monotonic_ms();
+  auto op = entry->handle(services_, rc, reader);
+  auto result = co_await std::move(op);
+  hooks_->completed(s, h, start_ms, services_.clock.monotonic_ms(), result.what == handler_outcome::kind::respond);
+  if (result.what == handler_outcome::kind::malformed) {
+    log::warn("closing connection from {}: malformed {} v{} request (correlation id {}): field {} at byte {}: {}",
+              s.peer, protocol::api_name(h.api_key), h.api_version, h.correlation_id, reader.error_field(),
+              reader.error_offset(), reader.error_message());
+    co_return outcome{kind::close, {}};
+  }
+  if (rc.close_connection) {
+    // Test hook (broker/fault_injection.h): the request took effect but its response is dropped.
+    log::info("test hook: closing connection from {} without answering {} v{} (correlation id {})", s.peer,
+              protocol::api_name(h.api_key), h.api_version, h.correlation_id);
+    co_return outcome{kind::close, {}};
+  }
+  if (result.what == handler_outcome::kind::no_response) co_return outcome{kind::no_response, {}};
+  co_return outcome{kind::respond, std::move(result.frame)};
+}
+
+}  // namespace sluice::broker

@@ -1,0 +1,60 @@
+#pragma once
+// From a request frame to a response frame (issue #13): header, handler lookup, version check, the session's
+// and the hooks' say, decode, handler, throttle time, encode. The connection only moves bytes.
+#include <boost/asio.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "broker/request_context.h"
+#include "protocol/writer.h"
+
+namespace sluice::broker {
+
+/// What the dispatcher calls around every request. The default does nothing: authorization (ACLs, issue #17)
+/// and quotas (KIP-13, KIP-124) and per-API metrics (issue #18) implement it. Called on the connection's strand.
+class request_hooks {
+ public:
+  virtual ~request_hooks() = default;
+  /// Before decoding the body: std::nullopt admits the request; a reason closes the connection (Kafka closes a
+  /// connection whose client sends a request its session does not allow, e.g. before SASL authentication).
+  virtual std::optional<std::string> admit(const session& s, const protocol::request_header& h) { return std::nullopt; }
+  /// The throttle time (ms, >= 0) to report in the response; 0: not throttled.
+  virtual int32_t throttle_time_ms(const session& s, const protocol::request_header& h) { return 0; }
+  /// After the handler: the request's start and end on the broker's monotonic clock (ms) and whether a
+  /// response is sent.
+  virtual void completed(const session& s, const protocol::request_header& h, int64_t start_ms, int64_t end_ms,
+                         bool responded) {}
+};
+
+/// One per broker, shared by every connection (stateless between requests; per-connection state is the
+/// session's).
+class dispatcher {
+ public:
+  /// `hooks` null: the no-op hooks.
+  explicit dispatcher(broker_services& services, request_hooks* hooks = nullptr);
+
+  /// What the connection does with a request: send `frame`, send nothing (Produce acks=0), or close (`reason`
+  /// already logged, naming the client, the API and version, and for a malformed body the field and byte
+  /// offset).
+  struct outcome {
+    enum class kind { respond, no_response, close } what = kind::respond;
+    protocol::encoded_frame frame;
+  };
+
+  /// Handles one request frame (the bytes after the 4-byte size). `frame` must stay valid until the returned
+  /// awaitable completes. Runs on the connection's strand `executor`.
+  boost::asio::awaitable<outcome> dispatch(session& s, std::span<const uint8_t> frame,
+                                           boost::asio::any_io_executor executor);
+
+  broker_services& services() { return services_; }
+  /// Replaces the hooks (tests; the security and metrics features at start-up). Not thread-safe: call before
+  /// serving.
+  void set_hooks(request_hooks& hooks) { hooks_ = &hooks; }
+
+ private:
+  broker_services& services_;
+  request_hooks* hooks_;
+};
+
+}  // namespace sluice::broker
