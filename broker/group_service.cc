@@ -12,29 +12,18 @@ namespace sluice::broker {
 
 namespace {
 
-/// Until every ISR member has the records: the high watermark reaches `required`. Kafka appends group
-/// metadata and offsets with offsets.commit.required.acks=-1 and offsets.commit.timeout.ms, so a commit
-/// acknowledged by a coordinator survives its failover. Runs on p's strand; `done` gets NONE,
-/// NOT_ENOUGH_REPLICAS_AFTER_APPEND (ISR shrank below min.insync.replicas meanwhile),
-/// NOT_LEADER_OR_FOLLOWER (leadership moved) or REQUEST_TIMED_OUT.
-void await_replication(std::shared_ptr<partition> p, uint64_t term, int64_t required, int32_t min_isr,
-                       std::chrono::steady_clock::time_point deadline, std::function<void(groups::group_error)> done) {
+/// The group error for how the wait for an append's replication ended (offsets.commit.required.acks=-1):
+/// NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND (ISR shrank below min.insync.replicas meanwhile),
+/// NOT_LEADER_OR_FOLLOWER (leadership moved) or REQUEST_TIMED_OUT (offsets.commit.timeout.ms passed).
+groups::group_error to_group_error(hw_wait_result r) {
   using groups::group_error;
-  if (!p->is_leader() || p->leadership_changes() != term) return done(group_error::not_leader_or_follower);
-  if (p->high_watermark() >= required)
-    return done(p->isr_size() < min_isr ? group_error::not_enough_replicas_after_append : group_error::none);
-  if (std::chrono::steady_clock::now() >= deadline) return done(group_error::request_timed_out);
-  auto waiter = std::make_shared<fetch_waiter>(p->strand());
-  p->park(waiter, required - 1);
-  auto again = [p, term, required, min_isr, deadline, done = std::move(done), waiter](auto&&...) mutable {
-    await_replication(std::move(p), term, required, min_isr, deadline, std::move(done));
-  };
-  if (waiter->woken()) {
-    asio::post(p->strand(), std::move(again));
-    return;
+  switch (r) {
+    case hw_wait_result::reached: return group_error::none;
+    case hw_wait_result::not_enough_replicas: return group_error::not_enough_replicas_after_append;
+    case hw_wait_result::not_leader: return group_error::not_leader_or_follower;
+    case hw_wait_result::timed_out: return group_error::request_timed_out;
   }
-  waiter->timer().expires_at(deadline);
-  waiter->timer().async_wait(std::move(again));
+  return group_error::unknown_server_error;
 }
 
 /// groups::group_log over a __consumer_offsets partition. Called on the partition's strand only.
@@ -64,8 +53,11 @@ class partition_log final : public groups::group_log {
       done(static_cast<groups::group_error>(static_cast<int16_t>(from_storage(appended.err()))));
       return;
     }
-    await_replication(part_, term, appended->last_offset + 1, min_isr,
-                      std::chrono::steady_clock::now() + std::chrono::milliseconds(commit_timeout_ms_), std::move(done));
+    // Until every ISR member has the records (the high watermark passes them): Kafka appends group metadata
+    // and offsets with offsets.commit.required.acks=-1 and offsets.commit.timeout.ms, so a commit
+    // acknowledged by a coordinator survives its failover. On this strand, as the append.
+    part_->wait_for_high_watermark(appended->last_offset + 1, term, min_isr, wait_deadline::after(clock_, commit_timeout_ms_),
+                                   [done = std::move(done)](hw_wait_result r) { done(to_group_error(r)); });
   }
 
  private:

@@ -10,19 +10,6 @@
 
 namespace sluice::broker {
 
-namespace {
-// Parks a waiter; waiters of fetches that ended early (connection closed) are dropped now and then.
-void add_waiter(std::vector<std::weak_ptr<fetch_waiter>>& waiters, const std::shared_ptr<fetch_waiter>& waiter) {
-  if (waiters.size() >= 64) std::erase_if(waiters, [](const std::weak_ptr<fetch_waiter>& w) { return w.expired(); });
-  waiters.push_back(waiter);
-}
-}  // namespace
-
-void fetch_waiter::wake() {
-  if (woken_.exchange(true, std::memory_order_acq_rel)) return;
-  asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
-}
-
 partition::partition(std::string topic, int32_t index, storage::log* log, asio::any_io_executor executor)
     : topic_(std::move(topic)), index_(index), log_(log), dir_(log->dir()), strand_(asio::make_strand(executor)) {
   publish_offsets();
@@ -194,12 +181,12 @@ result<storage::read_result> partition::read_for_follower(int64_t offset, int32_
   return log_->read(offset, max_bytes, log_end_offset(), min_one_batch);
 }
 
-void partition::park_follower(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset) {
+void partition::park_follower(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset) {
   if (closed_ || log_end_offset() > offset || role() != replica_role::leader) {
     waiter->wake();
     return;
   }
-  add_waiter(waiters_, waiter);
+  waiters_.add(waiter);
 }
 
 namespace {
@@ -292,18 +279,44 @@ void partition::update_config(const storage::log_config& config) {
   flushes_on_append_.store(config.flush_messages != INT64_MAX, std::memory_order_release);
 }
 
-void partition::park(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset) {
+void partition::park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset) {
   if (closed_ || high_watermark() > offset) {
     waiter->wake();
     return;
   }
-  add_waiter(waiters_, waiter);
+  waiters_.add(waiter);
 }
 
-void partition::wake_waiters() {
-  for (auto& w : waiters_)
-    if (auto p = w.lock()) p->wake();
-  waiters_.clear();
+void partition::wake_waiters() { waiters_.wake_all(); }
+
+void partition::wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas, wait_deadline until,
+                                        std::function<void(hw_wait_result)> done) {
+  if (!is_leader() || leadership_changes() != term) return done(hw_wait_result::not_leader);
+  if (high_watermark() >= offset)
+    return done(isr_size() < min_insync_replicas ? hw_wait_result::not_enough_replicas : hw_wait_result::reached);
+  if (until.passed()) return done(hw_wait_result::timed_out);
+  auto waiter = std::make_shared<purgatory_waiter>(strand_);
+  park(waiter, offset - 1);
+  waiter->async_wait(until, [self = shared_from_this(), offset, term, min_insync_replicas, until,
+                             done = std::move(done)]() mutable {
+    self->wait_for_high_watermark(offset, term, min_insync_replicas, until, std::move(done));
+  });
+}
+
+asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offset, uint64_t term,
+                                                                   int32_t min_insync_replicas, wait_deadline until) {
+  auto initiate = [self = shared_from_this(), offset, term, min_insync_replicas, until](auto handler) mutable {
+    asio::post(self->strand(), [self, offset, term, min_insync_replicas, until, handler = std::move(handler)]() mutable {
+      // std::function needs a copyable callable: the handler (move-only) is shared.
+      auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+      self->wait_for_high_watermark(offset, term, min_insync_replicas, until, [shared](hw_wait_result r) {
+        auto back = asio::get_associated_executor(*shared);
+        asio::post(back, [shared, r] { std::move(*shared)(r); });
+      });
+    });
+  };
+  return asio::async_initiate<decltype(asio::use_awaitable), void(hw_wait_result)>(std::move(initiate),
+                                                                                   asio::use_awaitable);
 }
 
 std::filesystem::path partition::close() {

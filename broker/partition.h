@@ -1,38 +1,33 @@
 #pragma once
 // The per-partition façade: leader epoch, log end offset, high watermark, log start offset, append, read,
-// and the fetch purgatory of this partition.
+// and the purgatory of this partition (waits for its high watermark or log end offset).
 #include <atomic>
 #include <boost/asio.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "broker/purgatory.h"
 #include "storage/log.h"
 
 namespace sluice::broker {
 
 namespace asio = boost::asio;
 
-/// A fetch parked until data arrives or its max_wait_ms runs out (Kafka's DelayedFetch). Lives on the
-/// connection's strand; `wake()` may be called from any thread.
-class fetch_waiter : public std::enable_shared_from_this<fetch_waiter> {
- public:
-  explicit fetch_waiter(asio::any_io_executor executor) : timer_(std::move(executor)) {}
-  asio::steady_timer& timer() { return timer_; }
-  bool woken() const { return woken_.load(std::memory_order_acquire); }
-  /// Ends the wait early; idempotent and thread-safe.
-  void wake();
-
- private:
-  asio::steady_timer timer_;
-  std::atomic<bool> woken_{false};
-};
-
 /// Errors of the partition layer, carried in sluice::error::code beside storage::errc (a disjoint range);
 /// error_map turns them into NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS.
 enum class partition_errc : int { not_leader = 200, not_enough_replicas };
+
+/// How a wait for the high watermark ended (partition::wait_for_high_watermark).
+enum class hw_wait_result : uint8_t {
+  reached,              // the high watermark reached the offset with the ISR at min.insync.replicas or more
+  not_enough_replicas,  // reached, but the ISR had shrunk below min.insync.replicas (NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+  not_leader,           // this replica stopped leading since the append (NOT_LEADER_OR_FOLLOWER)
+  timed_out,            // the deadline passed first (REQUEST_TIMED_OUT)
+};
 
 /// What this broker is for a partition (Kafka's Partition leader/follower state).
 enum class replica_role : uint8_t { leader, follower, offline };
@@ -54,12 +49,14 @@ struct isr_change {
 
 /// One partition replica held by this broker: the leader, a follower, or offline (no leader known).
 ///
+/// Always held by a std::shared_ptr (waits keep it alive).
+///
 /// Strand: `strand()`. The log, the waiter list, the replica sets and `closed_` are touched only on it.
 /// The offsets, role, leader and leader epoch are atomics written on the strand and readable from anywhere
 /// (Metadata, ListOffsets), with the invariant log start offset <= high watermark <= log end offset.
 /// High watermark (leader): the smallest LEO over the ISR (the leader's own included); follower: the
 /// leader's high watermark as last fetched, capped by its own LEO.
-class partition {
+class partition : public std::enable_shared_from_this<partition> {
  public:
   using strand_type = asio::strand<asio::any_io_executor>;
 
@@ -132,8 +129,9 @@ class partition {
   storage::epoch_entry end_offset_for_epoch(int32_t epoch);
   /// Reads like read() but up to the LEO (a follower's fetch).
   result<storage::read_result> read_for_follower(int64_t offset, int32_t max_bytes, bool min_one_batch);
-  /// Parks a follower's fetch until the LEO passes `offset`.
-  void park_follower(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset);
+  /// Parks a follower's fetch until the LEO passes `offset` (woken at once when it has, or when this replica
+  /// does not lead or is closed).
+  void park_follower(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
 
   /// Appends record batches as received (base offsets and leader epoch rewritten in place). On a single
   /// node the high watermark follows the log end offset at once. Wakes parked fetches. Errors: storage
@@ -171,8 +169,23 @@ class partition {
   /// KIP-734: the largest record timestamp and its offset ({-1, -1} for an empty log).
   result<storage::log::timestamp_and_offset> max_timestamp_and_offset();
 
-  /// Parks `waiter` until the high watermark passes `offset`; wakes it at once if it already has.
-  void park(const std::shared_ptr<fetch_waiter>& waiter, int64_t offset);
+  /// Parks `waiter` until the high watermark passes `offset`; wakes it at once if it already has (or the
+  /// partition is closed). Also woken by a role change and an ISR change. A consumer's long-poll fetch.
+  void park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
+
+  /// acks=-1 (Kafka's DelayedProduce and checkEnoughReplicasReachOffset; the group coordinator's appends,
+  /// offsets.commit.required.acks=-1): waits until the high watermark reaches `offset` (the last offset
+  /// appended + 1: every ISR member has the records), then answers `reached`, or `not_enough_replicas` when
+  /// the ISR is below `min_insync_replicas` by then. `not_leader` as soon as this replica is not the leader or
+  /// `leadership_changes()` differs from `term` (read before the append: its records may have been
+  /// truncated), checked first; `timed_out` once `until` passes with neither. Parked on this partition and
+  /// re-checked at each wake (appends, HW moves, role and ISR changes), no polling.
+  /// On strand() only; `done` is called on strand(), at once when the outcome is known already.
+  void wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas, wait_deadline until,
+                               std::function<void(hw_wait_result)> done);
+  /// The same from any coroutine: runs on strand() and resumes the caller on its own executor.
+  asio::awaitable<hw_wait_result> wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas,
+                                                          wait_deadline until);
 
   /// Closes the log (flushing it); later appends and reads fail. Returns the directory of the log.
   std::filesystem::path close();
@@ -209,7 +222,7 @@ class partition {
   std::atomic<int64_t> log_end_offset_{0};
   std::atomic<int64_t> size_bytes_{0};
   std::atomic<bool> flushes_on_append_{false};
-  std::vector<std::weak_ptr<fetch_waiter>> waiters_;
+  waiter_list waiters_;
 };
 
 }  // namespace sluice::broker

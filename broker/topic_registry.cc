@@ -325,6 +325,13 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
     log::info("topic {} is gone from the cluster: deleting its local logs", t->name);
     asio::co_spawn(executor_, drop_local(t), asio::detached);
   }
+  std::lock_guard lock(snapshot_waiters_mutex_);
+  snapshot_waiters_.wake_all();
+}
+
+void topic_registry::wake_on_next_snapshot(const std::shared_ptr<purgatory_waiter>& waiter) {
+  std::lock_guard lock(snapshot_waiters_mutex_);
+  snapshot_waiters_.add(waiter);
 }
 
 kafka_error topic_registry::set_configs(const std::string& name, const std::map<std::string, std::string>& overrides,

@@ -14,6 +14,7 @@
 #include "broker/config.h"
 #include "broker/error_map.h"
 #include "broker/partition.h"
+#include "broker/purgatory.h"
 #include "coordination/cluster_store.h"
 #include "coordination/cluster_view.h"
 #include "storage/log_manager.h"
@@ -79,6 +80,10 @@ class topic_registry {
   /// Cluster mode: the live brokers used for replica assignment (set by the replica manager).
   void set_cluster(std::shared_ptr<const coordination::cluster_snapshot> snapshot) { cluster_.store(std::move(snapshot)); }
   std::shared_ptr<const coordination::cluster_snapshot> cluster() const { return cluster_.load(); }
+  /// Cluster mode: wakes `waiter` once the next snapshot is applied (at the end of the next sync(), which
+  /// follows set_cluster(): cluster() and the topics then both show it). Any thread. Park first, then read
+  /// cluster(): a snapshot applied in between then wakes it (handlers/cluster_wait.h).
+  void wake_on_next_snapshot(const std::shared_ptr<purgatory_waiter>& waiter);
 
   std::shared_ptr<const topic> find(std::string_view name) const;
   std::shared_ptr<const topic> find(const coordination::topic_id& id) const;
@@ -137,6 +142,8 @@ class topic_registry {
   std::atomic<std::shared_ptr<const topic_map>> topics_;
   std::atomic<bool> cluster_mode_{false};
   std::atomic<std::shared_ptr<const coordination::cluster_snapshot>> cluster_;
+  std::mutex snapshot_waiters_mutex_;
+  waiter_list snapshot_waiters_;  // under snapshot_waiters_mutex_
 };
 
 }  // namespace sluice::broker

@@ -1,33 +1,35 @@
 #pragma once
 // Cluster mode: waiting until this broker's cluster snapshot shows what an admin request just wrote.
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "broker/handlers/handlers.h"
+#include "broker/purgatory.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
 
-/// Waits (polling every 2 ms, at most `timeout_ms`) until this broker's cluster snapshot satisfies
-/// `ready`; returns whether it did. Kafka's ZooKeeper-mode controller answers CreateTopics and
-/// CreatePartitions with a positive timeout only once the new partitions have leaders in its metadata
-/// (DelayedCreatePartitions), so a client's next admin request to the same broker finds them (librdkafka's
-/// 0081_admin creates topics and grows them at once). Without it the answer leaves after the ZooKeeper
-/// write, before this broker's own watch has brought the topic back.
+/// Waits until this broker's cluster snapshot satisfies `ready`, at most `timeout_ms` on the injected clock;
+/// returns whether it did. Woken by each snapshot the replica manager applies (topic_registry::sync), no
+/// polling. Kafka's ZooKeeper-mode controller answers CreateTopics and CreatePartitions with a positive
+/// timeout only once the new partitions have leaders in its metadata (DelayedCreatePartitions), so a
+/// client's next admin request to the same broker finds them (librdkafka's 0081_admin creates topics and
+/// grows them at once). Without it the answer leaves after the ZooKeeper write, before this broker's own
+/// watch has brought the topic back.
 inline task<bool> wait_for_snapshot(broker_services& svc, request_context& rc,
                                     std::function<bool(const coordination::cluster_snapshot&)> ready, int32_t timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
-  boost::asio::steady_timer timer(rc.executor);
+  const auto until = wait_deadline::after(svc.clock, timeout_ms);
   for (;;) {
+    // Parked before looking, so a snapshot applied in between wakes it.
+    auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
+    svc.topics.wake_on_next_snapshot(waiter);
     auto c = svc.topics.cluster();
     if (c && ready(*c)) co_return true;
-    if (std::chrono::steady_clock::now() >= deadline) co_return false;
-    timer.expires_after(std::chrono::milliseconds(2));
-    auto op = timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));  // not inside co_await: GCC 12
+    if (until.passed()) co_return false;
+    auto op = waiter->wait(until);  // not inside co_await: GCC 12
     co_await std::move(op);
   }
 }

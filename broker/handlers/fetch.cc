@@ -4,8 +4,6 @@
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
 // Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
-#include <chrono>
-
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
@@ -95,7 +93,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
   const bool from_follower = replica_id >= 0;
   const int32_t min_bytes = req.min_bytes;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
+  const auto until = wait_deadline::after(svc.clock, req.max_wait_ms);
   for (;;) {
     int64_t budget = version >= 3 ? req.max_bytes : INT32_MAX;
     int64_t total = 0;
@@ -130,9 +128,11 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       budget -= outcome.data->region.size;
       if (outcome.data->region.size > 0) min_one = false;
     }
-    if (total >= min_bytes || any_error || slots.empty() || std::chrono::steady_clock::now() >= deadline) break;
+    if (total >= min_bytes || any_error || slots.empty() || until.passed()) break;
 
-    auto waiter = std::make_shared<fetch_waiter>(rc.executor);
+    // Long poll (Kafka's DelayedFetch): one waiter parked on every partition read, woken by the first
+    // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.
+    auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
     for (auto& s : slots) {
       auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset, from_follower] {
         if (from_follower) p->park_follower(waiter, offset);
@@ -141,10 +141,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       });
       co_await std::move(park_op);
     }
-    if (!waiter->woken()) {
-      waiter->timer().expires_at(deadline);
-      co_await waiter->timer().async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    }
+    auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
+    co_await std::move(wait_op);
   }
   co_return resp;
 }

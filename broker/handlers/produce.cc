@@ -1,8 +1,6 @@
 // Produce (key 0): appends record batches to partition logs led here. acks=0 sends no response; acks=1
 // answers once the batches are in the leader's log; acks=-1 once every ISR member has them (single node:
 // the ISR is this broker, so -1 = 1), or NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas.
-#include <chrono>
-
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/error_map.h"
@@ -19,27 +17,15 @@ using response = protocol::produce_response;
 
 namespace {
 
-/// Parks until the high watermark reaches `required` (every ISR member has the batches), leadership is
-/// lost (NOT_LEADER_OR_FOLLOWER) or `deadline` passes (REQUEST_TIMED_OUT). Met with an ISR below
-/// min.insync.replicas: NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset).
-task<error_code> wait_for_replication(request_context& rc, std::shared_ptr<partition> p, uint64_t term, int64_t required,
-                                      int32_t min_isr, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    if (!p->is_leader() || p->leadership_changes() != term) co_return error_code::not_leader_or_follower;
-    if (p->high_watermark() >= required)
-      co_return p->isr_size() < min_isr ? error_code::not_enough_replicas_after_append : error_code::none;
-    if (std::chrono::steady_clock::now() >= deadline) co_return error_code::request_timed_out;
-    auto waiter = std::make_shared<fetch_waiter>(rc.executor);
-    auto park_op = call_on(p->strand(), [p, waiter, required] {
-      p->park(waiter, required - 1);
-      return true;
-    });
-    co_await std::move(park_op);
-    if (!waiter->woken()) {
-      waiter->timer().expires_at(deadline);
-      co_await waiter->timer().async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    }
+/// The Produce error for how an acks=-1 wait ended (Kafka's DelayedProduce answers).
+error_code to_wire(hw_wait_result r) {
+  switch (r) {
+    case hw_wait_result::reached: return error_code::none;
+    case hw_wait_result::not_enough_replicas: return error_code::not_enough_replicas_after_append;
+    case hw_wait_result::not_leader: return error_code::not_leader_or_follower;
+    case hw_wait_result::timed_out: return error_code::request_timed_out;
   }
+  return error_code::unknown_server_error;
 }
 
 }  // namespace
@@ -50,7 +36,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   // acks=-1: every partition is appended first, then the request waits for all of them under one
   // deadline (Kafka's DelayedProduce covers the whole request with one timeout). Waiting partition by
   // partition would delay the next partition's append by a replication round trip each.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.timeout_ms));
+  const auto until = wait_deadline::after(svc.clock, req.timeout_ms);
   struct pending_ack {
     size_t topic_index, partition_index;  // into resp
     std::shared_ptr<partition> p;
@@ -127,8 +113,9 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   }
   for (auto& w : pending) {
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
-    auto wait_op = wait_for_replication(rc, w.p, w.term, w.required, w.min_isr, deadline);
-    auto waited = co_await std::move(wait_op);  // not inside co_await: GCC 12
+    auto wait_op = w.p->wait_for_high_watermark(w.required, w.term, w.min_isr, until);
+    const hw_wait_result outcome = co_await std::move(wait_op);  // not inside co_await: GCC 12
+    const error_code waited = to_wire(outcome);
     if (waited != error_code::none) {
       auto& pr = resp.responses[w.topic_index].partition_responses[w.partition_index];
       pr.error_code = waited;

@@ -29,7 +29,7 @@ class PartitionReplicationTest : public ::testing::Test {
     auto l = storage::log::open(dir_ / "t-0", storage::log_config{}, clock_);
     ASSERT_TRUE(l.ok()) << l.err().message;
     log_ = std::move(l.value());
-    p_ = std::make_unique<partition>("t", 0, log_.get(), io_.get_executor());
+    p_ = std::make_shared<partition>("t", 0, log_.get(), io_.get_executor());
   }
   void TearDown() override {
     p_->close();
@@ -46,7 +46,7 @@ class PartitionReplicationTest : public ::testing::Test {
   manual_clock clock_;
   boost::asio::io_context io_;
   std::unique_ptr<storage::log> log_;
-  std::unique_ptr<partition> p_;
+  std::shared_ptr<partition> p_;
 };
 
 TEST_F(PartitionReplicationTest, SingleReplicaHighWatermarkFollowsTheLogEnd) {
@@ -110,7 +110,7 @@ TEST_F(PartitionReplicationTest, MinInsyncReplicasRefusesAcksAllOnly) {
 TEST_F(PartitionReplicationTest, FollowerRefusesProduceAndWakesParkedWaiters) {
   p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
   append(2);
-  auto waiter = std::make_shared<fetch_waiter>(io_.get_executor());
+  auto waiter = std::make_shared<purgatory_waiter>(io_.get_executor());
   p_->park(waiter, 1);  // waits for the HW to pass offset 1
   EXPECT_FALSE(waiter->woken());
   p_->become_follower(2, 2);
