@@ -1,5 +1,7 @@
 // The leader's side of replication in broker::partition: high watermark = smallest LEO over the ISR,
-// ISR shrink and expansion proposals, min.insync.replicas, and what a role change does to appends.
+// ISR shrink and expansion proposals, min.insync.replicas, and what a role change does to appends. The
+// partition's purgatory (wait_for_high_watermark, park) on the test's manual clock: time moves only when a
+// test advances it, so every deadline is checked to the millisecond.
 #include "broker/partition.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +36,23 @@ class PartitionReplicationTest : public ::testing::Test {
   void TearDown() override {
     p_->close();
     std::filesystem::remove_all(dir_);
+  }
+  /// Runs what is ready on the io_context (the partition's strand and the waits' completions).
+  void drain() {
+    io_.restart();
+    io_.poll();
+  }
+  /// Starts the coroutine form of wait_for_high_watermark; its outcome lands in the returned slot.
+  std::shared_ptr<std::optional<hw_wait_result>> start_wait(int64_t offset, int32_t min_isr, int64_t timeout_ms) {
+    auto out = std::make_shared<std::optional<hw_wait_result>>();
+    const uint64_t term = p_->leadership_changes();
+    auto until = wait_deadline::after(clock_, timeout_ms);
+    boost::asio::co_spawn(io_, [p = p_, out, offset, term, min_isr, until]() -> boost::asio::awaitable<void> {
+      auto op = p->wait_for_high_watermark(offset, term, min_isr, until);
+      *out = co_await std::move(op);
+    }, boost::asio::detached);
+    drain();
+    return out;
   }
   int64_t append(int records, int16_t acks = 1, int32_t min_isr = 1) {
     auto bytes = batch(records);
@@ -172,6 +191,108 @@ TEST_F(PartitionReplicationTest, BatchLengthPastTheEndIsCorruptNotACrash) {
   auto r2 = p_->append(two, 1, 1);
   EXPECT_FALSE(r2.ok());
   EXPECT_EQ(p_->log_end_offset(), 0);
+}
+
+TEST_F(PartitionReplicationTest, HighWatermarkWaitEndsWhenTheFollowerCatchesUp) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(3);
+  auto waited = start_wait(3, 2, 1000);
+  EXPECT_FALSE(waited->has_value());
+  p_->record_follower_fetch(2, 2, 0);  // HW 2: not there yet
+  drain();
+  EXPECT_FALSE(waited->has_value());
+  clock_.advance_ms(999);
+  drain();
+  EXPECT_FALSE(waited->has_value());
+  p_->record_follower_fetch(2, 3, 0);  // HW 3
+  drain();
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_EQ(**waited, hw_wait_result::reached);
+}
+
+TEST_F(PartitionReplicationTest, HighWatermarkWaitTimesOutWhenTheClockReachesTheDeadlineNotBefore) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(1);
+  auto waited = start_wait(1, 1, 500);
+  clock_.advance_ms(499);
+  drain();
+  EXPECT_FALSE(waited->has_value());
+  clock_.advance_ms(1);
+  drain();
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_EQ(**waited, hw_wait_result::timed_out);
+  // A deadline passed already: answered at once, without parking.
+  auto late = start_wait(1, 1, 0);
+  ASSERT_TRUE(late->has_value());
+  EXPECT_EQ(**late, hw_wait_result::timed_out);
+}
+
+TEST_F(PartitionReplicationTest, HighWatermarkWaitEndsWithNotLeaderWhenLeadershipMoves) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(1);
+  auto waited = start_wait(1, 1, 1000);
+  EXPECT_FALSE(waited->has_value());
+  // A new leader epoch while still leading (an ISR change by the controller) does not end it.
+  p_->become_leader(1, 2, {1, 2}, {1, 2}, 1, 0);
+  drain();
+  EXPECT_FALSE(waited->has_value());
+  p_->become_follower(2, 3);
+  drain();
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_EQ(**waited, hw_wait_result::not_leader);
+  // Leading again does not make an older append's wait good: its term is gone.
+  std::optional<hw_wait_result> again;
+  p_->become_leader(1, 4, {1}, {1}, 2, 0);
+  p_->wait_for_high_watermark(0, p_->leadership_changes() - 1, 1, wait_deadline::after(clock_, 10),
+                              [&](hw_wait_result r) { again = r; });
+  EXPECT_EQ(again, hw_wait_result::not_leader);
+}
+
+TEST_F(PartitionReplicationTest, HighWatermarkWaitReachedWithTheIsrBelowTheMinimumIsNotEnoughReplicas) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(2);
+  std::optional<hw_wait_result> waited;
+  p_->wait_for_high_watermark(2, p_->leadership_changes(), 2, wait_deadline::after(clock_, 1000),
+                              [&](hw_wait_result r) { waited = r; });  // the callback form, on the strand
+  drain();
+  EXPECT_FALSE(waited.has_value());
+  p_->apply_isr({1, {1}, 1});  // broker 2 dropped: the HW moves to the LEO, the ISR is 1 < 2
+  drain();
+  ASSERT_TRUE(waited.has_value());
+  EXPECT_EQ(*waited, hw_wait_result::not_enough_replicas);
+}
+
+TEST_F(PartitionReplicationTest, ParkedFetchEndsAtMaxWaitOnTheClockOrEarlyOnAppend) {
+  auto wait = [&](const std::shared_ptr<purgatory_waiter>& w, int64_t ms) {
+    auto done = std::make_shared<bool>(false);
+    boost::asio::co_spawn(io_, [w, done, until = wait_deadline::after(clock_, ms)]() -> boost::asio::awaitable<void> {
+      auto op = w->wait(until);
+      co_await std::move(op);
+      *done = true;
+    }, boost::asio::detached);
+    drain();
+    return done;
+  };
+  // Nothing appended: ends when the clock reaches max_wait, not a millisecond before.
+  auto idle = std::make_shared<purgatory_waiter>(io_.get_executor());
+  p_->park(idle, 0);
+  auto idle_done = wait(idle, 100);
+  clock_.advance_ms(99);
+  drain();
+  EXPECT_FALSE(*idle_done);
+  clock_.advance_ms(1);
+  drain();
+  EXPECT_TRUE(*idle_done);
+  EXPECT_FALSE(idle->woken());
+  // An append (single replica: the HW follows) wakes it long before.
+  auto fed = std::make_shared<purgatory_waiter>(io_.get_executor());
+  p_->park(fed, 0);
+  auto fed_done = wait(fed, 100);
+  EXPECT_FALSE(*fed_done);
+  append(1);
+  drain();
+  EXPECT_TRUE(*fed_done);
+  EXPECT_TRUE(fed->woken());
 }
 
 }  // namespace
