@@ -1,6 +1,6 @@
 #pragma once
 // The broker's consumer group coordinators: one groups::group_coordinator per __consumer_offsets
-// partition, each owned by that partition's strand, persisted by appending to that partition.
+// partition on the coordinator runtime, each owned by that partition's strand, persisted by appending to it.
 #include <atomic>
 #include <boost/asio.hpp>
 #include <functional>
@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "broker/config.h"
 #include "broker/error_map.h"
+#include "broker/coordinator/runtime.h"
 #include "broker/partition.h"
 #include "broker/groups/group_coordinator.h"
 
@@ -21,20 +22,14 @@ class topic_registry;
 
 inline constexpr std::string_view consumer_offsets_topic = "__consumer_offsets";
 
-/// Threading: `shard_for`/`shards` may be called from any strand (they read an immutable snapshot);
-/// `ensure_topic` serializes creation with a mutex. Everything inside a shard (the coordinator, its
-/// timer, its log) is touched only on `shard::strand()` = the __consumer_offsets partition's strand, so
-/// the coordinator's appends run synchronously on the strand that owns the log.
+/// The consumer group coordinators on the coordinator runtime (broker/coordinator/runtime.h): one
+/// groups::group_coordinator per __consumer_offsets partition, loaded when the partition is led here.
+/// Threading: `shard_for`/`shards` may be called from any strand; everything inside a shard is touched only on
+/// `shard::strand()`, the __consumer_offsets partition's strand.
 class group_service {
  public:
-  struct shard {
-    std::shared_ptr<partition> part;
-    std::unique_ptr<groups::group_log> log;
-    std::unique_ptr<groups::group_coordinator> coordinator;
-    std::unique_ptr<asio::steady_timer> timer;
-    std::optional<int64_t> armed;  // the deadline the timer waits for
-    partition::strand_type& strand() { return part->strand(); }
-  };
+  using runtime = coordinator::coordinator_runtime<groups::group_coordinator>;
+  using shard = runtime::slot;
 
   group_service(const broker_config& config, topic_registry& topics, sluice::clock& clock);
 
@@ -47,26 +42,23 @@ class group_service {
 
   /// Cluster mode: a __consumer_offsets partition became led here (its groups are replayed from its log)
   /// or stopped being led here (its groups are unloaded). Other topics are ignored. Any thread.
-  void on_leadership_change(const std::shared_ptr<partition>& p, bool leader);
+  void on_leadership_change(const std::shared_ptr<partition>& p, bool leader) { runtime_.on_leadership_change(p, leader); }
 
   /// The shard coordinating `group_id` (Kafka's partitionFor), or null while there is no topic or, in
   /// cluster mode, when this broker has no replica of its partition.
   std::shared_ptr<shard> shard_for(std::string_view group_id) const;
-  std::vector<std::shared_ptr<shard>> shards() const;
-
-  /// On the shard's strand: re-arms its timer for the coordinator's next deadline.
-  void arm_timer(const std::shared_ptr<shard>& s);
+  std::vector<std::shared_ptr<shard>> shards() const { return runtime_.slots(); }
+  runtime& coordinators() { return runtime_; }
 
  private:
-  void load_shards(const std::vector<std::shared_ptr<partition>>& parts);
-  void replay(shard& s);
+  std::unique_ptr<groups::group_coordinator> make_coordinator(shard& s);
 
   const broker_config& config_;
   topic_registry& topics_;
   sluice::clock& clock_;
   groups::group_config group_config_;
-  std::mutex mutex_;
-  std::atomic<std::shared_ptr<const std::vector<std::shared_ptr<shard>>>> shards_;
+  std::mutex create_mutex_;
+  runtime runtime_;
 };
 
 /// groups::group_error carries Kafka's numeric codes.
@@ -83,34 +75,19 @@ inline std::string client_host_of(const std::string& peer) {
 }
 
 /// Runs `f(coordinator, reply)` on the shard's strand, where `reply(R)` may be called then or later (on
-/// that strand); resumes the calling coroutine on its own executor with the R. Re-arms the shard timer.
+/// that strand); resumes the calling coroutine on its own executor with the R (coordinator_runtime::call).
 template <typename R, typename F>
 asio::awaitable<R> group_call(group_service& svc, std::shared_ptr<group_service::shard> s, F f) {
-  auto initiate = [&svc, s](auto handler, F work) mutable {
-    asio::post(s->strand(), [&svc, s, work = std::move(work), handler = std::move(handler)]() mutable {
-      auto h = std::make_shared<decltype(handler)>(std::move(handler));
-      std::function<void(R)> reply = [h](R value) {
-        auto back = asio::get_associated_executor(*h);
-        asio::post(back, [h, value = std::move(value)]() mutable { std::move (*h)(std::move(value)); });
-      };
-      work(*s->coordinator, std::move(reply));
-      svc.arm_timer(s);
-    });
-  };
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(R)>(std::move(initiate),
-                                                                                  asio::use_awaitable, std::move(f));
+  auto op = svc.coordinators().call<R>(std::move(s), std::move(f));
+  co_return co_await std::move(op);
 }
 
-/// Runs `f(coordinator)` (returning a value) on the shard's strand and re-arms the timer.
+/// Runs `f(coordinator)` (returning a value) on the shard's strand (coordinator_runtime::run).
 template <typename F>
 auto group_run(group_service& svc, std::shared_ptr<group_service::shard> s, F f)
     -> asio::awaitable<std::invoke_result_t<F&, groups::group_coordinator&>> {
-  using R = std::invoke_result_t<F&, groups::group_coordinator&>;
-  // Named before co_await: GCC 12 destroys lambda temporaries of a co_await full-expression twice.
-  auto work = [f = std::move(f)](groups::group_coordinator& c, std::function<void(R)> reply) mutable {
-    reply(f(c));
-  };
-  co_return co_await group_call<R>(svc, std::move(s), std::move(work));
+  auto op = svc.coordinators().run(std::move(s), std::move(f));
+  co_return co_await std::move(op);
 }
 
 }  // namespace sluice::broker

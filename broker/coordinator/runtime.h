@@ -1,0 +1,214 @@
+#pragma once
+// The coordinator runtime (issue #13; Kafka's CoordinatorRuntime): one shard per partition of an internal topic,
+// loaded by replaying the partition's log when leadership of it arrives here and unloaded when it leaves, with a
+// timer on the injected clock and writes that complete once the high watermark passes them. The consumer group
+// coordinator runs on it (broker/group_service.h); the transaction coordinator will.
+#include <atomic>
+#include <boost/asio.hpp>
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/logging.h"
+#include "broker/coordinator/internal_log.h"
+#include "broker/partition.h"
+#include "broker/purgatory.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::coordinator {
+
+namespace asio = boost::asio;
+
+/// What a shard is to the runtime: a deterministic state machine over its partition's records, with deadlines.
+/// Every call is made on the partition's strand.
+template <typename S>
+concept coordinator_shard = requires(S& s, const record_bytes& key, const std::optional<record_bytes>& value) {
+  s.begin_loading();
+  s.replay(key, value);  // one record, in offset order; no value: a tombstone
+  s.finish_loading();
+  s.unload();  // leadership left: forget everything, answer waiting calls NOT_COORDINATOR
+  { s.next_deadline() } -> std::convertible_to<std::optional<int64_t>>;  // monotonic ms of the injected clock
+  s.on_timer();  // runs every expired deadline
+};
+
+/// Threading: `slot_for`/`slots` may be called from any strand (they read an immutable snapshot); loading is
+/// serialized by a mutex. Everything inside a slot (shard, writer, timer) is touched only on the partition's
+/// strand, so a shard's appends run synchronously on the strand that owns the log.
+template <coordinator_shard Shard>
+class coordinator_runtime {
+ public:
+  /// One partition of the internal topic and its shard (null slot: no replica of the partition here).
+  struct slot {
+    std::shared_ptr<partition> part;
+    std::unique_ptr<internal_writer> writer;
+    /// What the shard writes through, when it needs an adapter of its own over `writer` (kept with the shard).
+    std::shared_ptr<void> log_adapter;
+    std::unique_ptr<Shard> shard;
+    std::shared_ptr<purgatory_waiter> timer;
+    std::optional<int64_t> armed;  // the deadline `timer` waits for
+    partition::strand_type& strand() { return part->strand(); }
+  };
+  /// Builds the shard of `s` (its part and writer are set; the factory may set log_adapter).
+  using shard_factory = std::function<std::unique_ptr<Shard>(slot& s)>;
+
+  /// `topic`: the internal topic; `commit_timeout_ms` bounds each write's wait for the ISR; `min_insync_replicas`
+  /// is read at each write (the topic's current config). `before_load(partition_count)` runs once, before the
+  /// shards are built (the group coordinator checks its partition count there).
+  coordinator_runtime(std::string topic, topic_registry& topics, sluice::clock& clock, int64_t commit_timeout_ms,
+                      std::function<int32_t()> min_insync_replicas, shard_factory make_shard,
+                      std::function<void(size_t)> before_load = {})
+      : topic_(std::move(topic)), topics_(topics), clock_(clock), commit_timeout_ms_(commit_timeout_ms),
+        min_insync_replicas_(std::move(min_insync_replicas)), make_shard_(std::move(make_shard)),
+        before_load_(std::move(before_load)) {
+    slots_.store(std::make_shared<const std::vector<std::shared_ptr<slot>>>());
+  }
+
+  const std::string& topic() const { return topic_; }
+  bool loaded() const { return !slots_.load()->empty(); }
+
+  /// Builds the shards of the topic's partitions if not done yet (the topic must exist), and loads each one led
+  /// here by replaying its log on its strand. Returns false when the topic does not exist (yet). Any thread.
+  bool load() {
+    if (loaded()) return true;
+    std::lock_guard lock(mutex_);
+    if (loaded()) return true;
+    auto t = topics_.find(topic_);
+    if (!t) return false;
+    if (before_load_) before_load_(t->partitions.size());
+    auto next = std::make_shared<std::vector<std::shared_ptr<slot>>>();
+    for (const auto& p : t->partitions) {
+      if (!p) {  // cluster mode: no replica of this partition here, so never its coordinator
+        next->push_back(nullptr);
+        continue;
+      }
+      auto s = std::make_shared<slot>();
+      s->part = p;
+      s->writer = std::make_unique<internal_writer>(p, clock_, commit_timeout_ms_, min_insync_replicas_);
+      s->shard = make_shard_(*s);
+      // Requests reaching a shard before its replay ran find it inactive (NOT_COORDINATOR: clients retry).
+      next->push_back(s);
+    }
+    slots_.store(next);
+    for (auto& s : *next) {
+      if (!s) continue;
+      // Single node: every shard is led here. Cluster mode: a shard loads when its partition's leadership
+      // arrives (on_leadership_change), which may be now.
+      asio::post(s->strand(), [this, s] {
+        if (s->part->is_leader()) load_on_strand(s);
+      });
+    }
+    return true;
+  }
+
+  /// A partition of the topic became led here (replayed, then active) or stopped being led here (unloaded).
+  /// Other topics are ignored. Any thread.
+  void on_leadership_change(const std::shared_ptr<partition>& p, bool leader) {
+    if (p->topic() != topic_) return;
+    if (!loaded()) {
+      load();  // replays the shards led here
+      return;
+    }
+    auto all = slots_.load();
+    if (p->index() >= static_cast<int32_t>(all->size())) return;
+    auto s = (*all)[static_cast<size_t>(p->index())];
+    if (!s || s->part != p) return;
+    asio::post(s->strand(), [this, s, leader] {
+      if (leader && s->part->is_leader()) {
+        log::info("coordinator {}-{}: loading", topic_, s->part->index());
+        load_on_strand(s);
+      } else if (!leader) {
+        log::info("coordinator {}-{}: led elsewhere now, unloading", topic_, s->part->index());
+        s->shard->unload();
+        s->armed.reset();
+        if (s->timer) s->timer->wake();
+      }
+    });
+  }
+
+  /// The slot of partition `index`, or null (not loaded, out of range, no replica here).
+  std::shared_ptr<slot> slot_for(int32_t index) const {
+    auto all = slots_.load();
+    if (index < 0 || index >= static_cast<int32_t>(all->size())) return nullptr;
+    return (*all)[static_cast<size_t>(index)];
+  }
+  std::vector<std::shared_ptr<slot>> slots() const { return *slots_.load(); }
+  int32_t partition_count() const { return static_cast<int32_t>(slots_.load()->size()); }
+
+  /// On the slot's strand: waits for the shard's next deadline on the injected clock (a superseded wait is
+  /// woken and ignores its end), then runs `on_timer` and re-arms.
+  void arm_timer(const std::shared_ptr<slot>& s) {
+    auto next = s->shard->next_deadline();
+    if (next == s->armed) return;
+    s->armed = next;
+    if (s->timer) s->timer->wake();
+    s->timer.reset();
+    if (!next) return;
+    auto waiter = std::make_shared<purgatory_waiter>(s->strand());
+    s->timer = waiter;
+    waiter->async_wait(wait_deadline{&clock_, *next}, [this, s, expected = *next, waiter] {
+      if (s->timer != waiter || s->armed != expected) return;  // superseded (a newer wait replaced it) or unloaded
+      s->armed.reset();
+      s->timer.reset();
+      s->shard->on_timer();
+      arm_timer(s);
+    });
+  }
+
+  /// Runs `f(shard, reply)` on the slot's strand, where `reply(R)` may be called then or later (on that strand);
+  /// resumes the calling coroutine on its own executor with the R. Re-arms the slot's timer.
+  template <typename R, typename F>
+  asio::awaitable<R> call(std::shared_ptr<slot> s, F f) {
+    auto initiate = [this, s](auto handler, F work) mutable {
+      asio::post(s->strand(), [this, s, work = std::move(work), handler = std::move(handler)]() mutable {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        std::function<void(R)> reply = [h](R value) {
+          auto back = asio::get_associated_executor(*h);
+          asio::post(back, [h, value = std::move(value)]() mutable { std::move (*h)(std::move(value)); });
+        };
+        work(*s->shard, std::move(reply));
+        arm_timer(s);
+      });
+    };
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(R)>(std::move(initiate),
+                                                                                    asio::use_awaitable, std::move(f));
+  }
+
+  /// Runs `f(shard)` (returning a value) on the slot's strand and re-arms the timer.
+  template <typename F>
+  auto run(std::shared_ptr<slot> s, F f) -> asio::awaitable<std::invoke_result_t<F&, Shard&>> {
+    using R = std::invoke_result_t<F&, Shard&>;
+    // Named before co_await: GCC 12 destroys lambda temporaries of a co_await full-expression twice.
+    auto work = [f = std::move(f)](Shard& shard, std::function<void(R)> reply) mutable { reply(f(shard)); };
+    auto op = call<R>(std::move(s), std::move(work));
+    co_return co_await std::move(op);
+  }
+
+ private:
+  void load_on_strand(const std::shared_ptr<slot>& s) {
+    auto& shard = *s->shard;
+    shard.begin_loading();
+    const size_t records = replay_log(*s->part, [&shard](const record_bytes& k, const std::optional<record_bytes>& v) {
+      shard.replay(k, v);
+    });
+    shard.finish_loading();
+    if (records > 0) log::info("coordinator {}-{}: replayed {} records", topic_, s->part->index(), records);
+    arm_timer(s);
+  }
+
+  const std::string topic_;
+  topic_registry& topics_;
+  sluice::clock& clock_;
+  const int64_t commit_timeout_ms_;
+  std::function<int32_t()> min_insync_replicas_;
+  shard_factory make_shard_;
+  std::function<void(size_t)> before_load_;
+  std::mutex mutex_;
+  std::atomic<std::shared_ptr<const std::vector<std::shared_ptr<slot>>>> slots_;
+};
+
+}  // namespace sluice::broker::coordinator
