@@ -212,8 +212,10 @@ class MessageGen(CodecBodies, Fillers):
             comment = "  // %s" % describe(f)
             out.append(i2 + "%s %s%s;%s" % (self.member_cpp(f), m, " = " + d if d else "", comment))
         if not self.msg.flexible.empty():
-            out.append(i2 + "std::vector<%sraw_tagged_field> unknown_tagged_fields;  // flexible versions: tags not "
-                       "defined here, kept and written back" % NS)
+            # `{}`: code that aggregate-initialises the known fields ({a, b, c}) stays free of
+            # -Wmissing-field-initializers.
+            out.append(i2 + "std::vector<%sraw_tagged_field> unknown_tagged_fields{};  // flexible versions: tags "
+                       "not defined here, kept and written back" % NS)
         if s.fields or not self.msg.flexible.empty():
             out.append("")
         out.append(i2 + "void decode(reader& r, int16_t version);")
