@@ -184,4 +184,11 @@ void reader::skip_tagged_fields(std::string_view field) {
   }
 }
 
+void reader::read_unknown_tagged_field(uint32_t tag, uint32_t size, std::vector<raw_tagged_field>& out,
+                                       std::string_view field) {
+  std::span<const uint8_t> payload = read_raw(size, field);
+  if (!ok_) return;
+  out.push_back(raw_tagged_field{tag, std::vector<uint8_t>(payload.begin(), payload.end())});
+}
+
 }  // namespace sluice::protocol

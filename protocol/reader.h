@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "protocol/records.h"
+#include "protocol/tagged_field.h"
 #include "protocol/uuid.h"
 
 namespace sluice::protocol {
@@ -145,6 +146,10 @@ class reader {
   void check_tagged_field_end(size_t start, uint32_t size, std::string_view field);
   /// Reads and discards a whole tagged-field section.
   void skip_tagged_fields(std::string_view field);
+  /// After read_tag_header of a tag the definition does not know (or not in this version): reads its
+  /// `size` payload bytes and appends {tag, payload} to `out`; appends nothing on error.
+  void read_unknown_tagged_field(uint32_t tag, uint32_t size, std::vector<raw_tagged_field>& out,
+                                 std::string_view field);
 
  private:
   struct span_or_null {

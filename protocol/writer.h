@@ -15,6 +15,7 @@
 
 #include "base/file_region.h"
 #include "protocol/records.h"
+#include "protocol/tagged_field.h"
 #include "protocol/uuid.h"
 
 namespace sluice::protocol {
@@ -92,6 +93,13 @@ inline size_t nullable_records(const std::optional<protocol::records>& r, bool c
 /// An array length; -1 is null.
 inline size_t array_length_or_null(int32_t count, bool compact) {
   return count < 0 ? (compact ? 1 : 4) : array_length(static_cast<size_t>(count), compact);
+}
+/// Unknown tagged fields as written back: per field its tag and size varints and its payload.
+inline size_t raw_tagged_fields(const std::vector<raw_tagged_field>& fields) {
+  size_t n = 0;
+  for (const auto& f : fields)
+    n += unsigned_varint(f.tag) + unsigned_varint(static_cast<uint32_t>(f.data.size())) + f.data.size();
+  return n;
 }
 }  // namespace sizes
 
@@ -222,6 +230,19 @@ class writer {
     buf_.resize(at + b.size());
     std::memcpy(buf_.data() + at, b.data(), b.size());
   }
+  /// Writes the unknown tagged fields fields[from, ...) while their tag is below `before` (a known tag
+  /// about to be written; 1 << 32: all the rest) and returns the index of the first one not written.
+  /// Generated encoders call it before each known tagged field, so that fields read in increasing tag
+  /// order are written back in that order, interleaved with the known ones (as Kafka's RawTaggedFieldWriter).
+  size_t write_raw_tagged_fields(const std::vector<raw_tagged_field>& fields, size_t from, uint64_t before) {
+    for (; from < fields.size() && fields[from].tag < before; ++from) {
+      write_unsigned_varint(fields[from].tag);
+      write_unsigned_varint(static_cast<uint32_t>(fields[from].data.size()));
+      write_raw(fields[from].data);
+    }
+    return from;
+  }
+
   /// Records `region` at the current position without copying it.
   void write_file_region(const sluice::file_region& region) {
     if (region.size <= 0) return;

@@ -1,11 +1,15 @@
 #pragma once
-// The __consumer_offsets record schemas, in Kafka's big-endian non-flexible encoding:
-//   key:   int16 version, then OffsetCommitKey (versions 0-1: group, topic, partition)
-//                          or GroupMetadataKey (version 2: group)
-//   value: int16 version, then OffsetCommitValue (0-3) or GroupMetadataValue (0-3).
-// We write OffsetCommitKey v1, OffsetCommitValue v3 (v1 when an explicit expire timestamp from
-// OffsetCommit v2-4 retention_time must be kept), GroupMetadataKey v2, GroupMetadataValue v3, and read
-// versions 0-3 of each value. Key versions 3+ (KIP-848 records) decode as `other_key` and are ignored.
+// The __consumer_offsets records, in Kafka's format: a key is an int16 version then the key struct at
+// that version, a value an int16 version then the value struct at that version:
+//   key:   OffsetCommitKey (versions 0-1: group, topic, partition) or GroupMetadataKey (version 2: group)
+//   value: OffsetCommitValue (0-4) or GroupMetadataValue (0-4; 4 is flexible, KIP-915)
+// The schemas are generated message definitions (protocol/defs/consumer_offsets.def ->
+// protocol/messages/consumer_offsets.h); this file picks the versions and maps them to the
+// coordinator's plain structs below. We write OffsetCommitKey v1, OffsetCommitValue v3 (v1 when an
+// explicit expire timestamp from OffsetCommit v2-4 retention_time must be kept), GroupMetadataKey v2 and
+// GroupMetadataValue v3, and read every value version 0-4 (unknown tagged fields of v4 are skipped
+// here: the plain structs have no place for them). Key versions 3+ (KIP-848 records) decode as
+// `other_key` and are ignored.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,47 +19,24 @@
 
 #include "base/result.h"
 #include "broker/groups/group_types.h"
+#include "protocol/writer.h"
 
 namespace sluice::groups {
 
-/// Big-endian writer of Kafka's primitive types (non-flexible encodings).
+/// Appends Kafka's primitive types in their non-flexible big-endian encodings (a thin layer over
+/// protocol::writer, for building raw records and consumer protocol bytes by hand, as tests do).
 class kafka_writer {
  public:
-  void int16(int16_t v);
-  void int32(int32_t v);
-  void int64(int64_t v);
-  void string(std::string_view s);                       // int16 length + bytes
-  void nullable_string(const std::optional<std::string>& s);  // -1 for null
-  void bytes_field(const bytes& b);                      // int32 length + bytes
-  bytes take() { return std::move(buf_); }
+  void int16(int16_t v) { w_.write_int16(v); }
+  void int32(int32_t v) { w_.write_int32(v); }
+  void int64(int64_t v) { w_.write_int64(v); }
+  void string(std::string_view s) { w_.write_string(s); }  // int16 length + bytes
+  void nullable_string(const std::optional<std::string>& s) { w_.write_nullable_string(s); }  // -1 for null
+  void bytes_field(const bytes& b) { w_.write_bytes(b); }  // int32 length + bytes
+  bytes take() { return w_.finish().bytes; }
 
  private:
-  bytes buf_;
-};
-
-/// Bounds-checked big-endian reader with a sticky error: after the first short read every read returns
-/// a zero value and ok() is false.
-class kafka_reader {
- public:
-  explicit kafka_reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  explicit kafka_reader(const bytes& b) : kafka_reader(b.data(), b.size()) {}
-  int16_t int16();
-  int32_t int32();
-  int64_t int64();
-  std::string string();
-  std::optional<std::string> nullable_string();
-  bytes bytes_field();
-  /// Reads an int32 array length; -1 (null) reads as 0. Fails (and returns 0) when the count could not
-  /// fit in the bytes remaining given `min_element_size`.
-  int32_t array_length(size_t min_element_size);
-  bool ok() const { return ok_; }
-  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
-
- private:
-  bool need(size_t n);
-  const uint8_t* p_;
-  const uint8_t* end_;
-  bool ok_ = true;
+  protocol::writer w_;
 };
 
 struct offset_commit_key {
@@ -116,7 +97,8 @@ bytes encode_value(const group_metadata_value& v);
 
 /// Decodes a key. Errors: truncated bytes, unknown key version < 0.
 result<record_key> decode_key(const bytes& b);
-/// Decode a value of the given schema (versions 0-3). Errors: truncated bytes, unsupported version.
+/// Decode a value of the given schema (versions 0-4). Errors: truncated or malformed bytes (a null where
+/// the schema has none, as Kafka's generated readers), unsupported version.
 result<offset_commit_value> decode_offset_commit_value(const bytes& b);
 result<group_metadata_value> decode_group_metadata_value(const bytes& b);
 

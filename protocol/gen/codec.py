@@ -219,35 +219,36 @@ class CodecBodies:
         out = ["void %s::decode(reader& r, int16_t version) {" % s.qualified, self.flexible_line()]
         out += self.untagged_blocks(s, lambda f: self.decode_field(s, f, ""))
         if not self.msg.flexible.empty():
+            # Known tags in their tagged versions are decoded into their members; any other tag is kept
+            # in unknown_tagged_fields (Kafka's _unknownTaggedFields).
             tagged = self.tagged_fields(s)
             label = cstr("%s.tagged_fields" % s.name)
-            if not tagged:
-                out.append("  if (flexible) r.skip_tagged_fields(%s);" % label)
-            else:
-                out += ["  if (flexible) {",
-                        "    const uint32_t tagged_count = r.read_unsigned_varint(%s);" % label,
-                        "    for (uint32_t i = 0; i < tagged_count && r.ok(); ++i) {",
-                        "      uint32_t tag = 0, size = 0;",
-                        "      if (!r.read_tag_header(tag, size, %s)) break;" % label,
-                        "      const size_t start = r.position();",
+            out += ["  if (flexible) {",
+                    "    unknown_tagged_fields.clear();",
+                    "    const uint32_t tagged_count = r.read_unsigned_varint(%s);" % label,
+                    "    for (uint32_t i = 0; i < tagged_count && r.ok(); ++i) {",
+                    "      uint32_t tag = 0, size = 0;",
+                    "      if (!r.read_tag_header(tag, size, %s)) break;" % label]
+            if tagged:
+                out += ["      [[maybe_unused]] const size_t start = r.position();",
                         "      switch (tag) {"]
                 for f in tagged:
                     cond = range_cond(self.present(f), self.msg.versions)
                     m = s.members[id(f)]
-                    out.append("        case %d:" % f.tag)
                     body = self.decode_field(s, f, "") + [
-                        "r.check_tagged_field_end(start, size, %s);" % cstr("%s.%s" % (s.name, m)), "break;"]
+                        "r.check_tagged_field_end(start, size, %s);" % cstr("%s.%s" % (s.name, m)), "continue;"]
+                    out.append("        case %d:" % f.tag)
                     if cond == "true":
                         out += ["          " + l for l in body]
                     else:
                         out += ["          if (%s) {" % cond] + ["            " + l for l in body] + \
-                               ["          }", "          r.skip(size, %s);" % label, "          break;"]
+                               ["          }", "          break;"]
                 out += ["        default:",
-                        "          r.skip(size, %s);" % label,
                         "          break;",
-                        "      }",
-                        "    }",
-                        "  }"]
+                        "      }"]
+            out += ["      r.read_unknown_tagged_field(tag, size, unknown_tagged_fields, %s);" % label,
+                    "    }",
+                    "  }"]
         out.append("}")
         return out
 
@@ -256,25 +257,28 @@ class CodecBodies:
         out += self.untagged_blocks(s, lambda f: self.encode_field(s, f, ""))
         if not self.msg.flexible.empty():
             tagged = self.tagged_fields(s)
-            if not tagged:
-                out.append("  if (flexible) w.write_unsigned_varint(0);")
-            else:
-                out += ["  if (flexible) {", "    uint32_t tagged_count = 0;"]
-                conds = []
-                for f in tagged:
-                    c = self.tagged_write_cond(s, f)
-                    conds.append(c)
-                    out.append("    if (%s) ++tagged_count;" % c)
-                out.append("    w.write_unsigned_varint(tagged_count);")
-                for f, c in zip(tagged, conds):
-                    out += ["    if (%s) {" % c,
-                            "      w.write_unsigned_varint(%d);" % f.tag,
-                            "      size_t size = 0;"]
-                    out += self.size_field(s, f, "      ", "size")
-                    out.append("      w.write_unsigned_varint(static_cast<uint32_t>(size));")
-                    out += self.encode_field(s, f, "      ")
-                    out.append("    }")
-                out.append("  }")
+            out += ["  if (flexible) {",
+                    "    uint32_t tagged_count = static_cast<uint32_t>(unknown_tagged_fields.size());"]
+            conds = []
+            for f in tagged:
+                c = self.tagged_write_cond(s, f)
+                conds.append(c)
+                out.append("    if (%s) ++tagged_count;" % c)
+            out.append("    w.write_unsigned_varint(tagged_count);")
+            if tagged:
+                out.append("    size_t unknown = 0;")
+            for f, c in zip(tagged, conds):
+                out += ["    unknown = w.write_raw_tagged_fields(unknown_tagged_fields, unknown, %d);" % f.tag,
+                        "    if (%s) {" % c,
+                        "      w.write_unsigned_varint(%d);" % f.tag,
+                        "      size_t size = 0;"]
+                out += self.size_field(s, f, "      ", "size")
+                out.append("      w.write_unsigned_varint(static_cast<uint32_t>(size));")
+                out += self.encode_field(s, f, "      ")
+                out.append("    }")
+            out.append("    w.write_raw_tagged_fields(unknown_tagged_fields, %s, uint64_t{1} << 32);" % (
+                "unknown" if tagged else "0"))
+            out.append("  }")
         out.append("}")
         return out
 
@@ -284,17 +288,15 @@ class CodecBodies:
         out += self.untagged_blocks(s, lambda f: self.size_field(s, f, "", "n"))
         if not self.msg.flexible.empty():
             tagged = self.tagged_fields(s)
-            if not tagged:
-                out.append("  if (flexible) n += 1;")
-            else:
-                out += ["  if (flexible) {", "    uint32_t tagged_count = 0;"]
-                for f in tagged:
-                    c = self.tagged_write_cond(s, f)
-                    out += ["    if (%s) {" % c, "      ++tagged_count;", "      size_t size = 0;"]
-                    out += self.size_field(s, f, "      ", "size")
-                    out += ["      n += sizes::unsigned_varint(%d) + sizes::unsigned_varint(static_cast<uint32_t>(size)) + size;" % f.tag,
-                            "    }"]
-                out += ["    n += sizes::unsigned_varint(tagged_count);", "  }"]
+            out += ["  if (flexible) {",
+                    "    uint32_t tagged_count = static_cast<uint32_t>(unknown_tagged_fields.size());",
+                    "    n += sizes::raw_tagged_fields(unknown_tagged_fields);"]
+            for f in tagged:
+                c = self.tagged_write_cond(s, f)
+                out += ["    if (%s) {" % c, "      ++tagged_count;", "      size_t size = 0;"]
+                out += self.size_field(s, f, "      ", "size")
+                out += ["      n += sizes::unsigned_varint(%d) + sizes::unsigned_varint(static_cast<uint32_t>(size)) + size;" % f.tag,
+                        "    }"]
+            out += ["    n += sizes::unsigned_varint(tagged_count);", "  }"]
         out += ["  return n;", "}"]
         return out
-

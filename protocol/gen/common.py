@@ -30,7 +30,7 @@ template this thread_local throw true try typedef typeid typename union unsigned
 wchar_t while xor xor_eq""".split())
 # Names used by the generated code itself (locals, parameters, members).
 LOCAL_NAMES = {"r", "w", "n", "i", "e", "v", "version", "flexible", "tag", "size", "start", "tagged_count",
-               "sizes", "decode", "encode", "encoded_size"}
+               "sizes", "decode", "encode", "encoded_size", "unknown", "unknown_tagged_fields"}
 MESSAGE_RESERVED = {"key", "min_version", "max_version", "first_flexible_version"}
 
 

@@ -211,7 +211,12 @@ class MessageGen(CodecBodies, Fillers):
                     d = NS + "error_code::none"
             comment = "  // %s" % describe(f)
             out.append(i2 + "%s %s%s;%s" % (self.member_cpp(f), m, " = " + d if d else "", comment))
-        if s.fields:
+        if not self.msg.flexible.empty():
+            # `{}`: code that aggregate-initialises the known fields ({a, b, c}) stays free of
+            # -Wmissing-field-initializers.
+            out.append(i2 + "std::vector<%sraw_tagged_field> unknown_tagged_fields{};  // flexible versions: tags "
+                       "not defined here, kept and written back" % NS)
+        if s.fields or not self.msg.flexible.empty():
             out.append("")
         out.append(i2 + "void decode(reader& r, int16_t version);")
         out.append(i2 + "void encode(writer& w, int16_t version) const;")

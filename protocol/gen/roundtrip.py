@@ -52,6 +52,15 @@ class Fillers:
             if opt and nc != "false":
                 lines.append("}")
             out += self.wrap(cond, ["{"] + ["  " + l for l in lines] + ["}"])
+        if not self.msg.flexible.empty():
+            # Two tags the struct does not define, in increasing order: the smallest free one (written
+            # between known tags where there are any) and one with a two-byte varint.
+            known = {f.tag for f in s.fields if f.tag is not None}
+            low = min(t for t in range(len(known) + 1) if t not in known)
+            high = min(t for t in range(300, 400) if t not in known)
+            out += ["  s.unknown_tagged_fields.clear();",
+                    "  if (flexible && variant != 1)",
+                    "    s.unknown_tagged_fields = {{%d, next_bytes(variant)}, {%d, {}}};" % (low, high)]
         out += ["}", ""]
         return out
 

@@ -55,7 +55,7 @@ def write_message_files(fn, gens, out):
     h = ["#pragma once", BANNER % fn, "#include <cstddef>", "#include <cstdint>", "#include <limits>",
          "#include <optional>", "#include <string>", "#include <vector>", "", '#include "protocol/api_key.h"',
          '#include "protocol/error_code.h"', '#include "protocol/reader.h"', '#include "protocol/records.h"',
-         '#include "protocol/uuid.h"', '#include "protocol/writer.h"', "", "namespace sluice::protocol {", ""]
+         '#include "protocol/tagged_field.h"', '#include "protocol/uuid.h"', '#include "protocol/writer.h"', "", "namespace sluice::protocol {", ""]
     for g in gens:
         h += g.header() + [""]
     h.append("}  // namespace sluice::protocol")

@@ -13,6 +13,12 @@ import defs as D  # noqa: E402
 
 SKIP = 77
 
+# Internal-topic record schemas: Kafka defines them in its group-coordinator and transaction-coordinator
+# modules, which the reference folder (clients' messages) does not hold. Only these may lack a reference
+# file; they are checked by their round-trip tests and by broker/groups' golden bytes instead.
+OUTSIDE_REFERENCE = {"OffsetCommitKey", "OffsetCommitValue", "GroupMetadataKey", "GroupMetadataValue",
+                     "TransactionLogKey", "TransactionLogValue"}
+
 
 def load_json(path):
     with open(path, encoding="utf-8") as f:
@@ -68,6 +74,9 @@ def main():
         messages, commons = D.parse_file(os.path.join(a.defs, fn))
         for m in messages:
             path = os.path.join(a.reference, m.name + ".json")
+            if not os.path.exists(path) and m.name in OUTSIDE_REFERENCE:
+                print("not checked: %s (%s), not in the reference folder" % (m.name, fn))
+                continue
             if not os.path.exists(path):
                 errors.append("%s: %s has no reference file" % (fn, m.name))
                 continue
