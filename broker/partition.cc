@@ -291,7 +291,9 @@ void partition::wake_waiters() { waiters_.wake_all(); }
 
 void partition::wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas, wait_deadline until,
                                         std::function<void(hw_wait_result)> done) {
-  if (!is_leader() || leadership_changes() != term) return done(hw_wait_result::not_leader);
+  // A closed partition (topic deleted, broker stopping) never moves its high watermark again: answered at once
+  // rather than waking on every park until the deadline.
+  if (closed_ || !is_leader() || leadership_changes() != term) return done(hw_wait_result::not_leader);
   if (high_watermark() >= offset)
     return done(isr_size() < min_insync_replicas ? hw_wait_result::not_enough_replicas : hw_wait_result::reached);
   if (until.passed()) return done(hw_wait_result::timed_out);

@@ -25,7 +25,7 @@ enum class partition_errc : int { not_leader = 200, not_enough_replicas };
 enum class hw_wait_result : uint8_t {
   reached,              // the high watermark reached the offset with the ISR at min.insync.replicas or more
   not_enough_replicas,  // reached, but the ISR had shrunk below min.insync.replicas (NOT_ENOUGH_REPLICAS_AFTER_APPEND)
-  not_leader,           // this replica stopped leading since the append (NOT_LEADER_OR_FOLLOWER)
+  not_leader,           // this replica stopped leading since the append, or was closed (NOT_LEADER_OR_FOLLOWER)
   timed_out,            // the deadline passed first (REQUEST_TIMED_OUT)
 };
 

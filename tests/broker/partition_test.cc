@@ -210,6 +210,17 @@ TEST_F(PartitionReplicationTest, HighWatermarkWaitEndsWhenTheFollowerCatchesUp) 
   EXPECT_EQ(**waited, hw_wait_result::reached);
 }
 
+TEST_F(PartitionReplicationTest, HighWatermarkWaitEndsWithNotLeaderWhenThePartitionCloses) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  append(1);
+  auto waited = start_wait(1, 1, 500);
+  EXPECT_FALSE(waited->has_value());
+  p_->close();  // the topic deleted under the wait
+  drain();
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_EQ(**waited, hw_wait_result::not_leader);
+}
+
 TEST_F(PartitionReplicationTest, HighWatermarkWaitTimesOutWhenTheClockReachesTheDeadlineNotBefore) {
   p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
   append(1);
