@@ -21,14 +21,14 @@ result<void> broker::start() {
   for (const auto& dir : config_.log_dirs) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return error{1, "cannot create log dir " + dir.string() + ": " + ec.message()};
+    if (ec) return error{base_errc::failed, "cannot create log dir " + dir.string() + ": " + ec.message()};
     // One process per log dir (Kafka's .lock file): a second broker on the same files would corrupt them.
     const auto lock_path = dir / ".lock";
     const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return error{1, "cannot open " + lock_path.string() + ": " + std::strerror(errno)};
+    if (fd < 0) return error{base_errc::failed, "cannot open " + lock_path.string() + ": " + std::strerror(errno)};
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);
-      return error{1, "failed to acquire lock on " + lock_path.string() +
+      return error{base_errc::failed, "failed to acquire lock on " + lock_path.string() +
                           ": another process is using this log directory"};
     }
     log_dir_locks_.push_back(fd);  // held until the process exits
@@ -42,10 +42,10 @@ result<void> broker::start() {
   cluster_mode_ = !config_.zookeeper_connect.empty();
   if (cluster_mode_) {
     auto options = coordination::zk::zk_options::from_config(config_.values);
-    if (!options) return error{1, "zookeeper settings: " + options.err().message};
+    if (!options) return error{base_errc::failed, "zookeeper settings: " + options.err().message};
     options->connect = config_.zookeeper_connect;
     auto zk = coordination::zk::zk_cluster::open(*options);
-    if (!zk) return error{1, "cannot connect to ZooKeeper at " + config_.zookeeper_connect + ": " + zk.err().message};
+    if (!zk) return error{base_errc::failed, "cannot connect to ZooKeeper at " + config_.zookeeper_connect + ": " + zk.err().message};
     // Kafka's KafkaServer: the cluster id is known once connected (/cluster/id), and checked before the logs load.
     if (auto r = meta->verify_cluster_id((*zk)->cluster_id(), "/cluster/id of ZooKeeper at " + config_.zookeeper_connect,
                                          "The broker is trying to join the wrong cluster. Configured zookeeper.connect "
@@ -60,14 +60,14 @@ result<void> broker::start() {
     std::error_code ec;
     if (auto stored = meta->cluster_id(); stored && !std::filesystem::exists(metadata_file, ec)) {
       // The embedded store would start a new cluster here: refuse before it writes anything.
-      return error{1, "Log dir " + meta->cluster_id_dir().string() + " belongs to cluster " + *stored + " (" +
+      return error{base_errc::failed, "Log dir " + meta->cluster_id_dir().string() + " belongs to cluster " + *stored + " (" +
                           (meta->cluster_id_dir() / meta_properties_file).string() +
                           "), but this single-node broker finds no cluster metadata in " + metadata_file.string() +
                           " and would start a new cluster with another id. A dir of a ZooKeeper cluster needs "
                           "zookeeper.connect; a single-node broker's first log dir must stay first in log.dirs."};
     }
     auto store = coordination::embedded_store::open(first);
-    if (!store) return error{1, "cannot open cluster metadata: " + store.err().message};
+    if (!store) return error{base_errc::failed, "cannot open cluster metadata: " + store.err().message};
     if (auto r = meta->verify_cluster_id((*store)->cluster_id(), "single-node cluster metadata " + metadata_file.string(),
                                          "The dir belongs to another cluster: zookeeper.connect may be missing (a dir "
                                          "of a ZooKeeper cluster), or the dir is another single-node broker's.");
@@ -86,7 +86,7 @@ result<void> broker::start() {
 
   logs_ = std::make_unique<storage::log_manager>(config_.log_dirs, make_log_config(config_, {}),
                                                  system_clock::instance());
-  if (auto r = logs_->load(); !r) return error{1, "cannot load logs: " + r.err().message};
+  if (auto r = logs_->load(); !r) return error{base_errc::failed, "cannot load logs: " + r.err().message};
   topics_ = std::make_unique<topic_registry>(config_, *store_, *logs_, io_.get_executor());
   if (!cluster_mode_) {
     if (auto r = topics_->load(); !r) return r;
@@ -121,7 +121,7 @@ result<void> broker::start() {
     self.port = ep.port != 0 ? ep.port : (server_->local_endpoints().empty() ? 0 : server_->local_endpoints().front().port());
     self.listener_name = ep.listener_name;
     if (auto it = config_.values.find("broker.rack"); it != config_.values.end() && !it->second.empty()) self.rack = it->second;
-    if (auto r = view_->start(self); !r) return error{1, "cannot register broker " + std::to_string(self.id) + " in ZooKeeper: " + r.err().message};
+    if (auto r = view_->start(self); !r) return error{base_errc::failed, "cannot register broker " + std::to_string(self.id) + " in ZooKeeper: " + r.err().message};
     replicas_->start();
   }
   maintenance_ = std::make_unique<log_maintenance>(io_.get_executor(), config_, *topics_, system_clock::instance());

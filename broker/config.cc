@@ -10,7 +10,7 @@
 namespace sluice::broker {
 namespace {
 
-error config_error(const std::string& message) { return error{1, message}; }
+error config_error(const std::string& message) { return error{base_errc::failed, message}; }
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();

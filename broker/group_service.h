@@ -61,11 +61,6 @@ class group_service {
   runtime runtime_;
 };
 
-/// groups::group_error carries Kafka's numeric codes.
-inline protocol::error_code to_wire(groups::group_error e) {
-  return static_cast<protocol::error_code>(static_cast<int16_t>(e));
-}
-
 /// Kafka's clientHost: "/" + the client's address (no port).
 inline std::string client_host_of(const std::string& peer) {
   auto colon = peer.rfind(':');

@@ -15,7 +15,7 @@
 namespace sluice::broker {
 namespace {
 
-error refuse(const std::string& message) { return error{1, message}; }
+error refuse(const std::string& message) { return error{base_errc::failed, message}; }
 
 result<int32_t> parse_int32(const std::string& key, const std::string& text) {
   int32_t v = 0;

@@ -126,7 +126,7 @@ std::optional<isr_change> partition::propose_isr_shrink(int64_t now_ms, int64_t 
 }
 
 error partition::not_following() const {
-  return error{static_cast<int>(partition_errc::not_leader),
+  return error{partition_errc::not_leader,
                topic_ + "-" + std::to_string(index_) + " no longer follows at that leader epoch"};
 }
 
@@ -177,7 +177,7 @@ storage::epoch_entry partition::end_offset_for_epoch(int32_t epoch) {
 }
 
 result<storage::read_result> partition::read_for_follower(int64_t offset, int32_t max_bytes, bool min_one_batch) {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   return log_->read(offset, max_bytes, log_end_offset(), min_one_batch);
 }
 
@@ -206,11 +206,11 @@ bool has_control_batch(std::span<const uint8_t> batches) {
 }  // namespace
 
 result<storage::append_result> partition::append(std::span<uint8_t> batches) {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   if (has_control_batch(batches))
-    return error{static_cast<int>(storage::errc::invalid_record), "clients may not write control batches"};
+    return error{storage::errc::invalid_record, "clients may not write control batches"};
   if (role() != replica_role::leader)
-    return error{static_cast<int>(partition_errc::not_leader), topic_ + "-" + std::to_string(index_) + " is not led here"};
+    return error{partition_errc::not_leader, topic_ + "-" + std::to_string(index_) + " is not led here"};
   auto r = log_->append(batches, leader_epoch());
   if (r) {
     publish_offsets();
@@ -221,7 +221,7 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches) {
 
 result<storage::append_result> partition::append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas) {
   if (acks == -1 && role() == replica_role::leader && isr_size() < min_insync_replicas) {
-    return error{static_cast<int>(partition_errc::not_enough_replicas),
+    return error{partition_errc::not_enough_replicas,
                  "The size of the current ISR " + std::to_string(isr_size()) + " is insufficient to satisfy the min.isr requirement of " +
                      std::to_string(min_insync_replicas) + " for partition " + topic_ + "-" + std::to_string(index_)};
   }
@@ -229,12 +229,12 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches, int
 }
 
 result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   return log_->read(offset, max_bytes, high_watermark(), min_one_batch);
 }
 
 result<storage::log::timestamp_and_offset> partition::offset_for_timestamp(int64_t timestamp_ms) {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   int64_t found_timestamp = -1;
   auto offset = log_->offset_for_timestamp(timestamp_ms, &found_timestamp);
   if (!offset) return offset.err();
@@ -243,7 +243,7 @@ result<storage::log::timestamp_and_offset> partition::offset_for_timestamp(int64
 }
 
 result<storage::log::timestamp_and_offset> partition::max_timestamp_and_offset() {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   return log_->max_timestamp_and_offset();
 }
 
@@ -261,11 +261,11 @@ result<int> partition::enforce_retention(int64_t retention_ms, int64_t retention
 }
 
 result<int64_t> partition::delete_records_before(int64_t offset) {
-  if (closed_) return error{static_cast<int>(storage::errc::not_found), topic_ + "-" + std::to_string(index_)};
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   const int64_t hw = high_watermark();
   if (offset == -1) offset = hw;
   if (offset < 0 || offset > hw)
-    return error{static_cast<int>(storage::errc::offset_out_of_range),
+    return error{storage::errc::offset_out_of_range,
                  "offset " + std::to_string(offset) + " is above the high watermark " + std::to_string(hw)};
   auto r = log_->delete_records_before(offset);
   if (r) (void)log_->leader_epochs().truncate_from_start(*r);

@@ -10,16 +10,13 @@
 #include <vector>
 
 #include "base/result.h"
+#include "broker/partition_errc.h"
 #include "broker/purgatory.h"
 #include "storage/log.h"
 
 namespace sluice::broker {
 
 namespace asio = boost::asio;
-
-/// Errors of the partition layer, carried in sluice::error::code beside storage::errc (a disjoint range);
-/// error_map turns them into NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS.
-enum class partition_errc : int { not_leader = 200, not_enough_replicas };
 
 /// How a wait for the high watermark ended (partition::wait_for_high_watermark).
 enum class hw_wait_result : uint8_t {

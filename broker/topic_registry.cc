@@ -71,7 +71,7 @@ result<void> topic_registry::load() {
   for (const auto& a : store_.topics()) {
     kafka_error err;
     auto t = open_topic(a, open_mode::existing_or_new, err);
-    if (!t) return error{1, "cannot open topic " + a.name + ": " + err.message};
+    if (!t) return error{base_errc::failed, "cannot open topic " + a.name + ": " + err.message};
     next->emplace(a.name, std::move(t));
   }
   publish(std::move(next));
@@ -184,7 +184,7 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   a.id = coordination::random_topic_id();
   a.configs = spec.configs;
   a.replicas.assign(static_cast<size_t>(spec.num_partitions), std::vector<int32_t>{config_.broker_id});
-  if (auto r = store_.create_topic(a); !r) return {from_coordination(r.err()), r.err().message};
+  if (auto r = store_.create_topic(a); !r) return {to_kafka(r.err()), r.err().message};
   kafka_error err;
   auto t = open_topic(a, open_mode::new_only, err);
   if (!t) {
@@ -207,12 +207,12 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
       auto c = cluster();
       if (!c || !c->topics.contains(name))
         co_return kafka_error{error_code::unknown_topic_or_partition, "This server does not host this topic-partition."};
-      if (auto r = store_.delete_topic(name); !r) co_return kafka_error{from_coordination(r.err()), r.err().message};
+      if (auto r = store_.delete_topic(name); !r) co_return kafka_error{to_kafka(r.err()), r.err().message};
       co_return kafka_error{};
     }
     t = find(name);
     if (!t) co_return kafka_error{error_code::unknown_topic_or_partition, "This server does not host this topic-partition."};
-    if (auto r = store_.delete_topic(name); !r) co_return kafka_error{from_coordination(r.err()), r.err().message};
+    if (auto r = store_.delete_topic(name); !r) co_return kafka_error{to_kafka(r.err()), r.err().message};
     auto next = std::make_shared<topic_map>(*topics_.load());
     next->erase(name);
     publish(std::move(next));
@@ -257,7 +257,7 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
   a.id = coordination::random_topic_id();
   a.configs = spec.configs;
   a.replicas = std::move(chosen);
-  if (auto r = store_.create_topic(a); !r) return {from_coordination(r.err()), r.err().message};
+  if (auto r = store_.create_topic(a); !r) return {to_kafka(r.err()), r.err().message};
   log::info("created topic {} with {} partitions, replication factor {}", spec.name, spec.num_partitions,
             spec.replication_factor);
   return {};
@@ -342,13 +342,13 @@ kafka_error topic_registry::set_configs(const std::string& name, const std::map<
     auto c = cluster();
     if (!c || !c->topics.contains(name)) return {error_code::unknown_topic_or_partition, "Topic " + name + " does not exist."};
     if (validate_only) return {};
-    if (auto r = store_.set_topic_configs(name, overrides); !r) return {from_coordination(r.err()), r.err().message};
+    if (auto r = store_.set_topic_configs(name, overrides); !r) return {to_kafka(r.err()), r.err().message};
     return {};  // every broker applies it from the next snapshot (sync)
   }
   auto current = find(name);
   if (!current) return {error_code::unknown_topic_or_partition, "Topic " + name + " does not exist."};
   if (validate_only) return {};
-  if (auto r = store_.set_topic_configs(name, overrides); !r) return {from_coordination(r.err()), r.err().message};
+  if (auto r = store_.set_topic_configs(name, overrides); !r) return {to_kafka(r.err()), r.err().message};
   auto changed = std::make_shared<topic>(*current);
   changed->configs = overrides;
   auto next = std::make_shared<topic_map>(*topics_.load());
@@ -432,7 +432,7 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
   if (assigned) {
     // Cluster mode: the controller creates the new partitions' states; every replica opens its log from
     // the next snapshot (sync).
-    if (auto r = store_.add_partitions(name, replicas); !r) return {from_coordination(r.err()), r.err().message};
+    if (auto r = store_.add_partitions(name, replicas); !r) return {to_kafka(r.err()), r.err().message};
     log::info("topic {}: partitions increased from {} to {}", name, old_count, new_count);
     return {};
   }
@@ -456,7 +456,7 @@ kafka_error topic_registry::add_partitions(const std::string& name, int32_t new_
   }
   if (auto r = store_.add_partitions(name, replicas); !r) {
     drop_new_logs();
-    return {from_coordination(r.err()), r.err().message};
+    return {to_kafka(r.err()), r.err().message};
   }
   auto next = std::make_shared<topic_map>(*topics_.load());
   (*next)[name] = std::move(grown);

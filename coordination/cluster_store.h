@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/result.h"
@@ -38,8 +39,21 @@ struct producer_id_block {
 /// Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE.
 inline constexpr int64_t producer_id_block_size = 1000;
 
-/// Error codes of this layer, carried in sluice::error::code.
+/// Error codes of cluster_store operations, carried in sluice::error::code as std::error_code of the
+/// "coordination" category. Kafka: TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR
+/// (broker/error_map).
 enum class errc : int { ok = 0, topic_exists, unknown_topic, io_error };
+
+}  // namespace sluice::coordination
+
+template <>
+struct std::is_error_code_enum<sluice::coordination::errc> : std::true_type {};
+
+namespace sluice::coordination {
+
+/// The std::error_category of errc ("coordination"); defined in coordination/errc.cc.
+const std::error_category& coordination_category() noexcept;
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), coordination_category()}; }
 
 /// Cluster metadata store. Implementations: embedded_store (single node, a file under log.dirs) and, for
 /// clusters, ZooKeeper. Thread-safe: callers may use it from any strand (admin path, not the data path).

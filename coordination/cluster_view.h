@@ -63,8 +63,20 @@ struct cluster_snapshot {
   }
 };
 
-/// Error codes of cluster_view operations, carried in sluice::error::code (after cluster_store's errc).
-enum class view_errc : int { version_conflict = 100, not_registered, timeout, unavailable };
+/// Error codes of cluster_view operations, carried in sluice::error::code as std::error_code of the
+/// "cluster_view" category (broker/error_map: UNKNOWN_SERVER_ERROR; callers handle them in context).
+enum class view_errc : int { version_conflict = 1, not_registered, timeout, unavailable };
+
+}  // namespace sluice::coordination
+
+template <>
+struct std::is_error_code_enum<sluice::coordination::view_errc> : std::true_type {};
+
+namespace sluice::coordination {
+
+/// The std::error_category of view_errc ("cluster_view"); defined in coordination/errc.cc.
+const std::error_category& view_category() noexcept;
+inline std::error_code make_error_code(view_errc e) noexcept { return {static_cast<int>(e), view_category()}; }
 
 /// Thread-safety: every method may be called from any thread. Subscribers are called on a coordination
 /// thread, one call at a time, in publication order; they must not block (post work to a strand).

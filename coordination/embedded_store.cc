@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kFileName = "__cluster_metadata.json";
 constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-error io_failure(const std::string& what) { return error{static_cast<int>(errc::io_error), what}; }
+error io_failure(const std::string& what) { return error{errc::io_error, what}; }
 
 json::value to_json(const topic_assignment& t) {
   json::array replicas;
@@ -211,7 +211,7 @@ result<void> embedded_store::add_partitions(const std::string& name,
 
 result<void> embedded_store::do_create_topic(const topic_assignment& topic) {
   std::lock_guard lock(mutex_);
-  if (topics_.contains(topic.name)) return error{static_cast<int>(errc::topic_exists), topic.name};
+  if (topics_.contains(topic.name)) return error{errc::topic_exists, topic.name};
   topics_.emplace(topic.name, topic);
   if (auto r = persist(); !r) {
     topics_.erase(topic.name);
@@ -223,7 +223,7 @@ result<void> embedded_store::do_create_topic(const topic_assignment& topic) {
 result<void> embedded_store::do_delete_topic(const std::string& name) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
-  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  if (it == topics_.end()) return error{errc::unknown_topic, name};
   auto saved = std::move(it->second);
   topics_.erase(it);
   if (auto r = persist(); !r) {
@@ -237,7 +237,7 @@ result<void> embedded_store::do_set_topic_configs(const std::string& name,
                                                  std::map<std::string, std::string> configs) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
-  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  if (it == topics_.end()) return error{errc::unknown_topic, name};
   std::swap(it->second.configs, configs);
   if (auto r = persist(); !r) {
     std::swap(it->second.configs, configs);
@@ -250,7 +250,7 @@ result<void> embedded_store::do_add_partitions(const std::string& name,
                                                const std::vector<std::vector<int32_t>>& replicas) {
   std::lock_guard lock(mutex_);
   auto it = topics_.find(name);
-  if (it == topics_.end()) return error{static_cast<int>(errc::unknown_topic), name};
+  if (it == topics_.end()) return error{errc::unknown_topic, name};
   size_t before = it->second.replicas.size();
   it->second.replicas.insert(it->second.replicas.end(), replicas.begin(), replicas.end());
   if (auto r = persist(); !r) {
@@ -266,9 +266,9 @@ namespace sluice::coordination {
 
 result<producer_id_block> embedded_store::allocate_producer_id_block(int32_t broker_id, int64_t size) {
   std::lock_guard lock(mutex_);
-  if (size <= 0) return error{static_cast<int>(errc::io_error), "producer id block size must be positive"};
+  if (size <= 0) return error{errc::io_error, "producer id block size must be positive"};
   const int64_t first = latest_producer_id_block_ ? latest_producer_id_block_->last + 1 : 0;
-  if (first > INT64_MAX - size) return error{static_cast<int>(errc::io_error), "producer ids exhausted"};
+  if (first > INT64_MAX - size) return error{errc::io_error, "producer ids exhausted"};
   auto previous = latest_producer_id_block_;
   latest_producer_id_block_ = producer_id_block{broker_id, first, first + size - 1};
   if (auto r = persist(); !r) {
@@ -338,10 +338,10 @@ result<partition_state> embedded_store::update_isr(const std::string& topic, int
                                                    const partition_state& next) {
   auto snap = snapshot();
   const partition_state* current = snap ? snap->state(topic, partition) : nullptr;
-  if (current == nullptr) return error{static_cast<int>(view_errc::version_conflict), "unknown partition"};
+  if (current == nullptr) return error{view_errc::version_conflict, "unknown partition"};
   if (next.version != current->version || next.leader != current->leader || next.isr != current->isr ||
       next.leader_epoch != current->leader_epoch)
-    return error{static_cast<int>(view_errc::version_conflict), "single node: the ISR is always [self]"};
+    return error{view_errc::version_conflict, "single node: the ISR is always [self]"};
   return *current;
 }
 

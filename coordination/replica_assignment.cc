@@ -41,13 +41,13 @@ result<std::vector<std::vector<int32_t>>> assign_replicas(std::vector<broker_rac
                                                           int32_t replication_factor, int32_t start_partition,
                                                           int32_t start_index, int32_t replica_shift) {
   if (partition_count <= 0)
-    return error{static_cast<int>(assignment_errc::invalid_partitions), "number of partitions must be larger than 0"};
+    return error{assignment_errc::invalid_partitions, "number of partitions must be larger than 0"};
   if (replication_factor <= 0)
-    return error{static_cast<int>(assignment_errc::invalid_replication_factor),
+    return error{assignment_errc::invalid_replication_factor,
                  "replication factor must be larger than 0"};
   const auto n = static_cast<int32_t>(brokers.size());
   if (replication_factor > n)
-    return error{static_cast<int>(assignment_errc::invalid_replication_factor),
+    return error{assignment_errc::invalid_replication_factor,
                  "replication factor: " + std::to_string(replication_factor) + " larger than available brokers: " +
                      std::to_string(n)};
   std::sort(brokers.begin(), brokers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -108,9 +108,9 @@ result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<br
                                                                   int32_t new_total) {
   const auto have = static_cast<int32_t>(existing.size());
   if (existing.empty() || existing[0].empty())
-    return error{static_cast<int>(assignment_errc::invalid_partitions), "the topic has no partition 0"};
+    return error{assignment_errc::invalid_partitions, "the topic has no partition 0"};
   if (new_total <= have)
-    return error{static_cast<int>(assignment_errc::invalid_partitions),
+    return error{assignment_errc::invalid_partitions,
                  "topic currently has " + std::to_string(have) + " partitions, " + std::to_string(new_total) +
                      " would not be an increase"};
   std::sort(brokers.begin(), brokers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "base/result.h"
@@ -16,9 +17,22 @@ struct broker_rack {
   std::optional<std::string> rack;  // broker.rack
 };
 
-/// Error codes of assign_replicas, carried in sluice::error::code (Kafka: INVALID_REPLICATION_FACTOR,
-/// INVALID_PARTITIONS).
-enum class assignment_errc : int { invalid_replication_factor = 200, invalid_partitions };
+/// Error codes of assign_replicas, carried in sluice::error::code as std::error_code of the "assignment"
+/// category (Kafka: INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS).
+enum class assignment_errc : int { invalid_replication_factor = 1, invalid_partitions };
+
+}  // namespace sluice::coordination
+
+template <>
+struct std::is_error_code_enum<sluice::coordination::assignment_errc> : std::true_type {};
+
+namespace sluice::coordination {
+
+/// The std::error_category of assignment_errc ("assignment"); defined in coordination/errc.cc.
+const std::error_category& assignment_category() noexcept;
+inline std::error_code make_error_code(assignment_errc e) noexcept {
+  return {static_cast<int>(e), assignment_category()};
+}
 
 /// Assigns `partition_count` partitions numbered from `start_partition` to `brokers` (any order; sorted by
 /// id here), `replication_factor` replicas each; `result[i]` is the replica list of partition

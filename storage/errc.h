@@ -1,7 +1,9 @@
 #pragma once
-// Error codes of the storage layer, carried in sluice::error::code. The broker maps them to Kafka error
-// codes in one place (DESIGN.md §3); the comment on each names the Kafka code it usually becomes.
+// Error codes of the storage layer, carried in sluice::error::code as std::error_code of the "storage"
+// category. The broker maps them to Kafka error codes in one place (broker/error_map, DESIGN.md §3); the
+// comment on each names the Kafka code it becomes.
 #include <string>
+#include <system_error>
 
 #include "base/result.h"
 
@@ -25,6 +27,13 @@ enum class errc : int {
   invalid_producer_epoch,  // batch epoch older than the producer's current epoch         -> INVALID_PRODUCER_EPOCH (47)
 };
 
+}  // namespace sluice::storage
+
+template <>
+struct std::is_error_code_enum<sluice::storage::errc> : std::true_type {};
+
+namespace sluice::storage {
+
 inline const char* to_string(errc e) {
   switch (e) {
     case errc::ok: return "ok";
@@ -43,12 +52,13 @@ inline const char* to_string(errc e) {
   return "unknown";
 }
 
-/// Builds a sluice::error carrying a storage code.
-inline sluice::error make_error(errc code, std::string message) {
-  return sluice::error{static_cast<int>(code), std::move(message)};
-}
+/// The std::error_category of errc: name "storage", message(v) = to_string(errc(v)).
+const std::error_category& storage_category() noexcept;
 
-/// The storage code of an error produced by this layer.
-inline errc code_of(const sluice::error& e) { return static_cast<errc>(e.code); }
+/// errc as a std::error_code of storage_category() (found by ADL: `std::error_code c = errc::not_found`).
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), storage_category()}; }
+
+/// Builds a sluice::error carrying a storage code.
+inline sluice::error make_error(errc code, std::string message) { return sluice::error{code, std::move(message)}; }
 
 }  // namespace sluice::storage

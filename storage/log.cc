@@ -201,14 +201,14 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   for (size_t pos = 0; pos < batches.size();) {
     const auto rest = std::span<const uint8_t>(batches.data() + pos, batches.size() - pos);
     auto h = parse_record_batch_header(rest);
-    if (!h) return make_error(code_of(h.err()), "batch " + std::to_string(refs.size()) + ": " + h.err().message);
+    if (!h) return sluice::error{h.err().code, "batch " + std::to_string(refs.size()) + ": " + h.err().message};
     if (h->size_bytes() > config_.max_message_bytes) {
       return make_error(errc::record_too_large, "batch of " + std::to_string(h->size_bytes()) +
                                                     " bytes exceeds max.message.bytes " +
                                                     std::to_string(config_.max_message_bytes));
     }
     auto v = validate_record_batch(rest);
-    if (!v) return make_error(code_of(v.err()), "batch " + std::to_string(refs.size()) + ": " + v.err().message);
+    if (!v) return sluice::error{v.err().code, "batch " + std::to_string(refs.size()) + ": " + v.err().message};
     if (h->records_count < 1 || h->last_offset_delta < 0 || int64_t{h->last_offset_delta} + 1 != h->records_count) {
       return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": records count " +
                                                   std::to_string(h->records_count) + " with last offset delta " +
@@ -220,7 +220,7 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       // batch is rebuilt when the topic's codec differs. Uncompressed batches never get here unless the
       // topic asks for a codec: their hot path reads the header only.
       auto vr = validate_batch_records(ref.bytes, *h, config_.compression_type, config_.compression_level);
-      if (!vr) return make_error(code_of(vr.err()), "batch " + std::to_string(refs.size()) + ": " + vr.err().message);
+      if (!vr) return sluice::error{vr.err().code, "batch " + std::to_string(refs.size()) + ": " + vr.err().message};
       if (vr->rebuilt) {
         if (vr->rebuilt->size() > static_cast<size_t>(config_.max_message_bytes)) {
           return make_error(errc::record_too_large, "batch " + std::to_string(refs.size()) + " is " +
@@ -240,7 +240,7 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       // in place (lengths, varints, count, offset deltas 0..n-1); nothing is copied. A batch whose CRC is
       // right but whose records are not would otherwise be stored and stop every consumer at it.
       auto summary = check_records(ref.bytes.subspan(record_batch_header_size), *h);
-      if (!summary) return make_error(code_of(summary.err()), "batch " + std::to_string(refs.size()) + ": " + summary.err().message);
+      if (!summary) return sluice::error{summary.err().code, "batch " + std::to_string(refs.size()) + ": " + summary.err().message};
       if (!summary->offsets_in_order)
         return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": record offset deltas are not 0.." +
                                                     std::to_string(h->records_count - 1) + " in order");

@@ -28,7 +28,7 @@ sluice::result<append_result> log::append_as_follower(std::span<const uint8_t> b
   for (size_t pos = 0; pos < batches.size();) {
     const auto rest = batches.subspan(pos);
     auto h = validate_record_batch(rest);
-    if (!h) return make_error(code_of(h.err()), "replicated batch " + std::to_string(headers.size()) + ": " + h.err().message);
+    if (!h) return sluice::error{h.err().code, "replicated batch " + std::to_string(headers.size()) + ": " + h.err().message};
     if (h->base_offset < expected) {
       return make_error(errc::offset_out_of_range, "replicated batch at offset " + std::to_string(h->base_offset) +
                                                        " is below the next expected offset " + std::to_string(expected));

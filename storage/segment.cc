@@ -192,7 +192,7 @@ sluice::result<int64_t> segment::recover(int64_t from_position) {
     }
     auto parsed = parse_record_batch_header(std::span<const uint8_t>(hp, record_batch_header_size));
     const record_batch_header h = decode_record_batch_header(hp);
-    if (!parsed && code_of(parsed.err()) == errc::unsupported_magic) {
+    if (!parsed && parsed.err().code == errc::unsupported_magic) {
       problem = "bad magic";
       break;
     }

@@ -43,7 +43,7 @@ void internal_writer::append(const std::vector<internal_record>& records,
   auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()), -1, min_isr);
   if (!appended) {
     log::warn("coordinator: append to {}-{} failed: {}", part_->topic(), part_->index(), appended.err().message);
-    done(from_storage(appended.err()));
+    done(broker::to_kafka(appended.err()));
     return;
   }
   part_->wait_for_high_watermark(appended->last_offset + 1, term, min_isr,

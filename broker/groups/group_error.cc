@@ -1,5 +1,7 @@
 #include "broker/groups/group_error.h"
 
+#include <string>
+
 namespace sluice::groups {
 
 std::string_view to_string(group_error e) {
@@ -35,6 +37,23 @@ std::string_view to_string(group_error e) {
     case group_error::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
   }
   return "UNKNOWN";
+}
+
+namespace {
+
+class groups_error_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "groups"; }
+  std::string message(int value) const override {
+    return std::string(to_string(static_cast<group_error>(static_cast<int16_t>(value))));
+  }
+};
+
+}  // namespace
+
+const std::error_category& groups_category() noexcept {
+  static const groups_error_category instance;
+  return instance;
 }
 
 }  // namespace sluice::groups

@@ -1,8 +1,9 @@
 #pragma once
 // Kafka error codes the group coordinator produces or passes through. Numeric values are the protocol's
-// (Kafka's Errors table), so a handler can static_cast to the protocol's error_code.
+// (Kafka's Errors table); the broker's error_map turns them into protocol::error_code (the same number).
 #include <cstdint>
 #include <string_view>
+#include <system_error>
 
 namespace sluice::groups {
 
@@ -37,6 +38,20 @@ enum class group_error : int16_t {
   group_subscribed_to_topic = 86,
   unstable_offset_commit = 88,
 };
+
+}  // namespace sluice::groups
+
+/// group_error converts to std::error_code (category "groups"), so error_map reads it like every other
+/// layer's code. none is 0: a std::error_code of group_error::none is false.
+template <>
+struct std::is_error_code_enum<sluice::groups::group_error> : std::true_type {};
+
+namespace sluice::groups {
+
+/// The std::error_category of group_error ("groups"; message = Kafka's upper-case name); in group_error.cc.
+const std::error_category& groups_category() noexcept;
+
+inline std::error_code make_error_code(group_error e) noexcept { return {static_cast<int>(e), groups_category()}; }
 
 /// Kafka's upper-case name of the error ("REBALANCE_IN_PROGRESS"), for logs and test messages.
 std::string_view to_string(group_error e);

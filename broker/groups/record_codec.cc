@@ -92,15 +92,15 @@ bytes encode_value(const group_metadata_value& v) {
 result<record_key> decode_key(const bytes& b) {
   p::reader r(span_of(b));
   int16_t version = r.read_int16("key.version");
-  if (!r.ok() || version < 0) return error{1, "bad __consumer_offsets key version"};
+  if (!r.ok() || version < 0) return error{base_errc::failed, "bad __consumer_offsets key version"};
   if (version <= p::offset_commit_key::max_version) {
     p::offset_commit_key m;
-    if (!decode_body(r, version, m)) return error{1, "truncated OffsetCommitKey"};
+    if (!decode_body(r, version, m)) return error{base_errc::failed, "truncated OffsetCommitKey"};
     return record_key{offset_commit_key{std::move(m.group), std::move(m.topic), m.partition}};
   }
   if (version == p::group_metadata_key::min_version) {
     p::group_metadata_key m;
-    if (!decode_body(r, version, m)) return error{1, "truncated GroupMetadataKey"};
+    if (!decode_body(r, version, m)) return error{base_errc::failed, "truncated GroupMetadataKey"};
     return record_key{group_metadata_key{std::move(m.group)}};
   }
   return record_key{other_key{version}};
@@ -110,10 +110,10 @@ result<offset_commit_value> decode_offset_commit_value(const bytes& b) {
   p::reader r(span_of(b));
   int16_t version = r.read_int16("value.version");
   if (!r.ok() || version < p::offset_commit_value::min_version || version > p::offset_commit_value::max_version) {
-    return error{1, "unsupported OffsetCommitValue version " + std::to_string(version)};
+    return error{base_errc::failed, "unsupported OffsetCommitValue version " + std::to_string(version)};
   }
   p::offset_commit_value m;
-  if (!decode_body(r, version, m)) return error{1, "truncated OffsetCommitValue"};
+  if (!decode_body(r, version, m)) return error{base_errc::failed, "truncated OffsetCommitValue"};
   offset_commit_value v;
   v.offset = m.offset;
   v.leader_epoch = m.leader_epoch;  // -1 before v3
@@ -127,10 +127,10 @@ result<group_metadata_value> decode_group_metadata_value(const bytes& b) {
   p::reader r(span_of(b));
   int16_t version = r.read_int16("value.version");
   if (!r.ok() || version < p::group_metadata_value::min_version || version > p::group_metadata_value::max_version) {
-    return error{1, "unsupported GroupMetadataValue version " + std::to_string(version)};
+    return error{base_errc::failed, "unsupported GroupMetadataValue version " + std::to_string(version)};
   }
   p::group_metadata_value m;
-  if (!decode_body(r, version, m)) return error{1, "truncated GroupMetadataValue"};
+  if (!decode_body(r, version, m)) return error{base_errc::failed, "truncated GroupMetadataValue"};
   group_metadata_value v;
   v.protocol_type = std::move(m.protocol_type);
   v.generation = m.generation;
@@ -162,7 +162,7 @@ result<std::vector<std::string>> decode_subscription_topics(const bytes& metadat
   int32_t n = r.read_array_length("subscription.topics", false, true, 2);
   std::vector<std::string> topics;
   for (int32_t i = 0; i < n && r.ok(); ++i) topics.push_back(r.read_string("subscription.topics"));
-  if (!r.ok()) return error{1, "malformed ConsumerProtocolSubscription"};
+  if (!r.ok()) return error{base_errc::failed, "malformed ConsumerProtocolSubscription"};
   return topics;
 }
 

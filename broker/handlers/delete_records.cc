@@ -33,7 +33,7 @@ task<response> delete_records(broker_services& svc, request_context&, protocol::
           pr.low_watermark = *r;
           moved = true;
         } else {
-          pr.error_code = from_storage(r.err());
+          pr.error_code = to_kafka(r.err());
         }
       }
       tr.partitions.push_back(std::move(pr));

@@ -20,7 +20,7 @@ task<response> describe_groups(broker_services& svc, request_context& rc, protoc
     }
     auto work = [id](groups::group_coordinator& c) { return c.describe_group(id); };
     auto d = co_await group_run(svc.groups, s, std::move(work));
-    out.error_code = to_wire(d.error);
+    out.error_code = to_kafka(d.error);
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;
     out.protocol_data = d.protocol;

@@ -115,7 +115,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
       s.out->log_start_offset = outcome.log_start_offset;
       if (!outcome.data) {
-        s.out->error_code = from_storage(outcome.data.err());
+        s.out->error_code = to_kafka(outcome.data.err());
         s.out->records_ = protocol::records{};
         any_error = true;
         continue;

@@ -17,7 +17,7 @@ task<response> heartbeat(broker_services& svc, request_context& rc, protocol::he
   groups::heartbeat_request r{req.group_id, req.generation_id, req.member_id, req.group_instance_id};
   auto work = [r](groups::group_coordinator& c) { return c.heartbeat(r); };
   auto e = co_await group_run(svc.groups, s, std::move(work));
-  resp.error_code = to_wire(e);
+  resp.error_code = to_kafka(e);
   co_return resp;
 }
 

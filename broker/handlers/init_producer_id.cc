@@ -31,7 +31,7 @@ task<protocol::init_producer_id_response> init_producer_id(broker_services& svc,
   auto id = svc.producer_ids.generate_producer_id();
   if (!id) {
     log::error("InitProducerId from {}: cannot reserve producer ids: {}", rc.session.peer, id.err().message);
-    resp.error_code = from_coordination(id.err());
+    resp.error_code = to_kafka(id.err());
     co_return resp;
   }
   resp.error_code = error_code::none;

@@ -35,7 +35,7 @@ task<response> join_group(broker_services& svc, request_context& rc, protocol::j
     c.join_group(std::move(r), std::move(reply));
   };
   auto result = co_await group_call<groups::join_group_result>(svc.groups, s, std::move(work));
-  resp.error_code = to_wire(result.error);
+  resp.error_code = to_kafka(result.error);
   resp.generation_id = result.generation_id;
   resp.protocol_type = result.protocol_type;
   resp.protocol_name = version >= 7 ? result.protocol_name : std::optional<std::string>(result.protocol_name.value_or(""));

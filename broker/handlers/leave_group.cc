@@ -25,14 +25,14 @@ task<response> leave_group(broker_services& svc, request_context& rc, protocol::
     return c.leave_group(id, members);
   };
   auto result = co_await group_run(svc.groups, s, std::move(work));
-  resp.error_code = to_wire(result.error);
+  resp.error_code = to_kafka(result.error);
   if (version <= 2) {
     // Kafka's LeaveGroupResponse: a single member's error becomes the top-level one.
-    if (result.error == groups::group_error::none && !result.members.empty()) {
-      resp.error_code = to_wire(result.members.front().error);
+    if (resp.error_code == error_code::none && !result.members.empty()) {
+      resp.error_code = to_kafka(result.members.front().error);
     }
   } else {
-    for (const auto& m : result.members) resp.members.push_back({m.member_id, m.group_instance_id, to_wire(m.error)});
+    for (const auto& m : result.members) resp.members.push_back({m.member_id, m.group_instance_id, to_kafka(m.error)});
   }
   co_return resp;
 }

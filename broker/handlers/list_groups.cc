@@ -19,7 +19,7 @@ task<response> list_groups(broker_services& svc, request_context& rc, protocol::
       return c.list_groups(states, types);
     };
     auto r = co_await group_run(svc.groups, s, std::move(work));
-    if (r.error != groups::group_error::none && resp.error_code == error_code::none) resp.error_code = to_wire(r.error);
+    if (auto code = to_kafka(r.error); code != error_code::none && resp.error_code == error_code::none) resp.error_code = code;
     for (auto& g : r.groups) resp.groups.push_back({g.group_id, g.protocol_type, g.state, "classic"});
   }
   co_return resp;

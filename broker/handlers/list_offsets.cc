@@ -75,7 +75,7 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
         });
         auto found = co_await std::move(lookup_op);
         if (!found.offset) {
-          pr.error_code = from_storage(found.offset.err());
+          pr.error_code = to_kafka(found.offset.err());
         } else {
           pr.offset = *found.offset;
           pr.timestamp = found.timestamp;  // the found record's timestamp, as Kafka answers

@@ -48,7 +48,7 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
       };
       auto result = co_await group_call<groups::offset_commit_result>(svc.groups, s, std::move(work));
       for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
-        codes[where[i].first][where[i].second] = to_wire(result.partitions[i].error);
+        codes[where[i].first][where[i].second] = to_kafka(result.partitions[i].error);
       }
     }
   }

@@ -28,15 +28,15 @@ task<response> offset_delete(broker_services& svc, request_context& rc, protocol
     c.offset_delete(id, parts, std::move(reply));
   };
   auto result = co_await group_call<groups::offset_delete_result>(svc.groups, s, std::move(work));
-  resp.error_code = to_wire(result.error);
-  if (result.error != groups::group_error::none) co_return resp;
+  resp.error_code = to_kafka(result.error);
+  if (resp.error_code != error_code::none) co_return resp;
   for (const auto& t : req.topics) {
     response::offset_delete_response_topic out;
     out.name = t.name;
     for (const auto& p : t.partitions) {
       error_code code = error_code::unknown_topic_or_partition;
       for (const auto& r : result.partitions) {
-        if (r.tp.topic == t.name && r.tp.partition == p.partition_index) code = to_wire(r.error);
+        if (r.tp.topic == t.name && r.tp.partition == p.partition_index) code = to_kafka(r.error);
       }
       out.partitions.push_back({p.partition_index, code});
     }

@@ -41,7 +41,7 @@ std::vector<Topic> by_topic(const std::vector<groups::offset_fetch_partition>& p
     q.committed_offset = p.offset;
     q.committed_leader_epoch = p.leader_epoch;
     q.metadata = p.metadata;
-    q.error_code = to_wire(p.error);
+    q.error_code = to_kafka(p.error);
     out.back().partitions.push_back(std::move(q));
   }
   return out;
@@ -63,7 +63,7 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
       auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable);
       response::offset_fetch_response_group out;
       out.group_id = g.group_id;
-      out.error_code = to_wire(r.error);
+      out.error_code = to_kafka(r.error);
       out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
       resp.groups.push_back(std::move(out));
     }
@@ -76,11 +76,11 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
       for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
   }
   auto r = co_await fetch_one(svc, req.group_id, parts, version >= 7 && req.require_stable);
-  if (r.error != groups::group_error::none && version < 2 && parts) {
+  if (to_kafka(r.error) != error_code::none && version < 2 && parts) {
     // No top-level error before v2: Kafka puts the group's error on every partition.
     for (const auto& tp : *parts) r.partitions.push_back({tp, -1, -1, "", r.error});
   }
-  resp.error_code = to_wire(r.error);
+  resp.error_code = to_kafka(r.error);
   resp.topics = by_topic<response::offset_fetch_response_topic, response::offset_fetch_response_partition>(r.partitions);
   co_return resp;
 }

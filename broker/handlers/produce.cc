@@ -8,7 +8,6 @@
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
-#include "storage/errc.h"
 
 namespace sluice::broker::handlers {
 
@@ -99,10 +98,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
           pr.log_append_time_ms = appended->log_append_time;
           pr.log_start_offset = p->log_start_offset();
         } else {
-          pr.error_code = from_storage(appended.err());
-          // Kafka's ProduceRequest.validateRecords: v3+ may carry magic v2 batches only, INVALID_RECORD.
-          if (version >= 3 && appended.err().code == static_cast<int>(storage::errc::unsupported_magic))
-            pr.error_code = error_code::invalid_record;
+          pr.error_code = to_kafka_produce(appended.err(), version);  // v3+: magic other than 2 is INVALID_RECORD
           pr.error_message = appended.err().message;
           log::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index, rc.session.peer, appended.err().message);
         }

@@ -26,7 +26,7 @@ task<response> sync_group(broker_services& svc, request_context& rc, protocol::s
     c.sync_group(std::move(r), std::move(reply));
   };
   auto result = co_await group_call<groups::sync_group_result>(svc.groups, s, std::move(work));
-  resp.error_code = to_wire(result.error);
+  resp.error_code = to_kafka(result.error);
   resp.protocol_type = result.protocol_type;
   resp.protocol_name = result.protocol_name;
   resp.assignment = std::move(result.assignment);

@@ -31,7 +31,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
       } else {
         tcp::resolver resolver(io_);
         auto results = resolver.resolve(ep.host, std::to_string(ep.port), tcp::resolver::passive, ec);
-        if (ec) return error{1, "cannot resolve listener host " + ep.host + ": " + ec.message()};
+        if (ec) return error{base_errc::failed, "cannot resolve listener host " + ep.host + ": " + ec.message()};
         for (const auto& r : results) {
           auto e = r.endpoint();
           if (std::find(addresses.begin(), addresses.end(), e) == addresses.end()) addresses.push_back(e);
@@ -55,13 +55,13 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
                     ec.message());
           continue;
         }
-        return error{1, "cannot listen on " + address.address().to_string() + ":" + std::to_string(address.port()) +
+        return error{base_errc::failed, "cannot listen on " + address.address().to_string() + ":" + std::to_string(address.port()) +
                             ": " + ec.message()};
       }
       acceptors_.push_back({std::move(acceptor), ep.listener_name});
     }
   }
-  if (acceptors_.empty()) return error{1, "no listener could be bound"};
+  if (acceptors_.empty()) return error{base_errc::failed, "no listener could be bound"};
   return {};
 }
 

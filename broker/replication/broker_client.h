@@ -47,7 +47,7 @@ class broker_client {
     if (r.ok()) response.decode(r, version);
     if (!r.ok() || got != correlation_id) {
       close();
-      co_return error{1, r.ok() ? "correlation id mismatch" : r.error_message()};
+      co_return error{base_errc::failed, r.ok() ? "correlation id mismatch" : r.error_message()};
     }
     co_return response;
   }

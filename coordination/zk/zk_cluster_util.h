@@ -18,7 +18,7 @@ inline int64_t now_ms() {
 }
 
 /// A cluster_view error with its message.
-inline error view_fail(view_errc e, const std::string& what) { return error{static_cast<int>(e), what}; }
+inline error view_fail(view_errc e, const std::string& what) { return error{e, what}; }
 
 /// Parses a whole decimal integer (no sign other than '-', no spaces); false for empty or trailing text.
 inline bool parse_int(std::string_view text, int64_t& out) {

@@ -12,7 +12,7 @@ namespace sluice::coordination::zk {
 result<zk_options> zk_options::from_config(const std::map<std::string, std::string>& props) {
   zk_options o;
   auto bad = [](const std::string& key, const std::string& v) {
-    return error{static_cast<int>(zk_errc::malformed), "invalid value for " + key + ": " + v};
+    return error{zk_errc::malformed, "invalid value for " + key + ": " + v};
   };
   auto get_int = [&](const std::string& key, int64_t lo, int64_t hi, auto& out) -> std::optional<error> {
     auto it = props.find(key);

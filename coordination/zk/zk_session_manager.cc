@@ -192,7 +192,7 @@ result<void> zk_session_manager::register_self(bool retry) {
     if (std::chrono::steady_clock::now() >= deadline) {
       char owner[32];
       std::snprintf(owner, sizeof owner, "0x%llx", static_cast<unsigned long long>(e.value->ephemeral_owner));
-      return error{static_cast<int>(zk_errc::registration_conflict),
+      return error{zk_errc::registration_conflict,
                    "broker.id " + std::to_string(self_->id) + " is already registered at " + path +
                        " by another live ZooKeeper session (" + owner + "): is another broker running with this id?"};
     }

@@ -13,7 +13,7 @@ using detail::view_fail;
 namespace {
 
 error io_fail(const std::string& what, zk_code c) {
-  return error{static_cast<int>(errc::io_error), what + ": ZooKeeper " + to_string(c)};
+  return error{errc::io_error, what + ": ZooKeeper " + to_string(c)};
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ result<void> zk_store::create_topic(const topic_assignment& topic) {
     auto marker = s->exists(delete_topic_znode::path(topic.name), nullptr);
     if (!marker.ok()) return io_fail("create topic " + topic.name, marker.code);
     if (marker.value)
-      return error{static_cast<int>(errc::topic_exists), "topic " + topic.name + " is marked for deletion"};
+      return error{errc::topic_exists, "topic " + topic.name + " is marked for deletion"};
     auto config = s->exists(topic_config_znode::path(topic.name), nullptr);
     if (!config.ok()) return io_fail("create topic " + topic.name, config.code);
     const std::string config_data = topic_config_znode::encode(topic.configs);
@@ -105,7 +105,7 @@ result<void> zk_store::create_topic(const topic_assignment& topic) {
                         zk_op::create(topic_znode::path(topic.name), topic_znode::encode(topic))},
                        &failed);
     if (rc == zk_code::ok) return {};
-    if (failed == 1 && rc == zk_code::node_exists) return error{static_cast<int>(errc::topic_exists), topic.name};
+    if (failed == 1 && rc == zk_code::node_exists) return error{errc::topic_exists, topic.name};
     if (failed == 0 && (rc == zk_code::node_exists || rc == zk_code::no_node)) continue;  // config raced
     return io_fail("create topic " + topic.name, rc);
   }
@@ -117,7 +117,7 @@ result<void> zk_store::delete_topic(const std::string& name) {
   if (!s) return io_fail("delete topic " + name, zk_code::closed);
   auto e = s->exists(topic_znode::path(name), nullptr);
   if (!e.ok()) return io_fail("delete topic " + name, e.code);
-  if (!e.value) return error{static_cast<int>(errc::unknown_topic), name};
+  if (!e.value) return error{errc::unknown_topic, name};
   auto r = s->create(delete_topic_znode::path(name), "", create_mode::persistent);
   if (!r.ok() && r.code != zk_code::node_exists) return io_fail("delete topic " + name, r.code);
   return {};
@@ -128,7 +128,7 @@ result<void> zk_store::set_topic_configs(const std::string& name, const std::map
   if (!s) return io_fail("alter configs of " + name, zk_code::closed);
   auto e = s->exists(topic_znode::path(name), nullptr);
   if (!e.ok()) return io_fail("alter configs of " + name, e.code);
-  if (!e.value) return error{static_cast<int>(errc::unknown_topic), name};
+  if (!e.value) return error{errc::unknown_topic, name};
   const std::string data = topic_config_znode::encode(configs);
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto r = s->set(topic_config_znode::path(name), data, -1);
@@ -146,21 +146,21 @@ result<void> zk_store::add_partitions(const std::string& name, const std::vector
   if (!s) return io_fail("add partitions to " + name, zk_code::closed);
   for (int attempt = 0; attempt < 10; ++attempt) {
     auto node = s->get(topic_znode::path(name), nullptr);
-    if (node.code == zk_code::no_node) return error{static_cast<int>(errc::unknown_topic), name};
+    if (node.code == zk_code::no_node) return error{errc::unknown_topic, name};
     if (!node.ok()) return io_fail("add partitions to " + name, node.code);
     auto t = topic_znode::decode(name, node.value.data);
-    if (!t) return error{static_cast<int>(errc::io_error), t.err().message};
+    if (!t) return error{errc::io_error, t.err().message};
     t->replicas.insert(t->replicas.end(), replicas.begin(), replicas.end());
     auto r = s->set(topic_znode::path(name), topic_znode::encode(*t), node.value.stat.version);
     if (r.ok()) return {};
-    if (r.code == zk_code::no_node) return error{static_cast<int>(errc::unknown_topic), name};
+    if (r.code == zk_code::no_node) return error{errc::unknown_topic, name};
     if (r.code != zk_code::bad_version) return io_fail("add partitions to " + name, r.code);
   }
   return io_fail("add partitions to " + name, zk_code::bad_version);
 }
 
 result<producer_id_block> zk_store::allocate_producer_id_block(int32_t broker_id, int64_t size) {
-  if (size <= 0) return error{static_cast<int>(errc::io_error), "producer id block size must be positive"};
+  if (size <= 0) return error{errc::io_error, "producer id block size must be positive"};
   auto s = session_.current();
   if (!s) return io_fail("allocate producer ids", zk_code::closed);
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -174,8 +174,8 @@ result<producer_id_block> zk_store::allocate_producer_id_block(int32_t broker_id
     int64_t first = 0;
     if (!node.value.data.empty()) {
       auto previous = producer_id_block_znode::decode(node.value.data);
-      if (!previous) return error{static_cast<int>(errc::io_error), previous.err().message};
-      if (previous->last > INT64_MAX - size) return error{static_cast<int>(errc::io_error), "producer ids exhausted"};
+      if (!previous) return error{errc::io_error, previous.err().message};
+      if (previous->last > INT64_MAX - size) return error{errc::io_error, "producer ids exhausted"};
       first = previous->last + 1;
     }
     producer_id_block block{broker_id, first, first + size - 1};

@@ -10,7 +10,7 @@ namespace {
 
 error malformed(const std::string& what, const std::string& data) {
   std::string shown = data.size() > 200 ? data.substr(0, 200) + "..." : data;
-  return error{static_cast<int>(zk_errc::malformed), what + ": " + shown};
+  return error{zk_errc::malformed, what + ": " + shown};
 }
 
 // Parses `data` as a JSON object; nullptr when it is not one.

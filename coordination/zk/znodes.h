@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <system_error>
 
 #include "base/result.h"
 #include "coordination/cluster_store.h"
@@ -12,8 +13,20 @@
 
 namespace sluice::coordination::zk {
 
-/// Error codes of this folder, carried in sluice::error::code (after cluster_view's view_errc).
-enum class zk_errc : int { malformed = 300, registration_conflict, zookeeper_error };
+/// Error codes of this folder, carried in sluice::error::code as std::error_code of the "zookeeper"
+/// category (broker/error_map: UNKNOWN_SERVER_ERROR).
+enum class zk_errc : int { malformed = 1, registration_conflict, zookeeper_error };
+
+}  // namespace sluice::coordination::zk
+
+template <>
+struct std::is_error_code_enum<sluice::coordination::zk::zk_errc> : std::true_type {};
+
+namespace sluice::coordination::zk {
+
+/// The std::error_category of zk_errc ("zookeeper"); defined in coordination/errc.cc.
+const std::error_category& zk_category() noexcept;
+inline std::error_code make_error_code(zk_errc e) noexcept { return {static_cast<int>(e), zk_category()}; }
 
 /// Persistent parents, created at startup as Kafka does (KafkaZkClient.createTopLevelPaths).
 inline constexpr const char* kBrokerIdsPath = "/brokers/ids";

@@ -18,11 +18,12 @@ TEST(strong_id, compares_by_value_and_does_not_convert_between_tags) {
 
 TEST(result, carries_value_or_error) {
   result<int> good = 7;
-  result<int> bad = error{2, "corrupt"};
+  result<int> bad = error{base_errc::failed, "corrupt"};
   ASSERT_TRUE(good.ok());
   EXPECT_EQ(*good, 7);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.err().code, 2);
+  EXPECT_EQ(bad.err().code, base_errc::failed);
+  EXPECT_EQ(bad.err().code.category().name(), std::string("sluice"));
   EXPECT_EQ(bad.err().message, "corrupt");
 }
 

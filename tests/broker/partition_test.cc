@@ -121,7 +121,7 @@ TEST_F(PartitionReplicationTest, MinInsyncReplicasRefusesAcksAllOnly) {
   auto bytes = batch(1);
   auto refused = p_->append(bytes, -1, 2);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.err().code, static_cast<int>(partition_errc::not_enough_replicas));
+  EXPECT_EQ(refused.err().code, partition_errc::not_enough_replicas);
   EXPECT_EQ(p_->log_end_offset(), 0);  // nothing written
   EXPECT_EQ(append(1, 1, 2), 0);        // acks=1 is not bound by min.insync.replicas
 }
@@ -139,7 +139,7 @@ TEST_F(PartitionReplicationTest, FollowerRefusesProduceAndWakesParkedWaiters) {
   auto bytes = batch(1);
   auto r = p_->append(bytes);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, static_cast<int>(partition_errc::not_leader));
+  EXPECT_EQ(r.err().code, partition_errc::not_leader);
 }
 
 TEST_F(PartitionReplicationTest, FollowerTakesTheLeadersHighWatermarkCappedByItsLogEnd) {
@@ -179,7 +179,7 @@ TEST_F(PartitionReplicationTest, BatchLengthPastTheEndIsCorruptNotACrash) {
   for (int i = 0; i < 4; ++i) bytes[8 + i] = static_cast<uint8_t>(huge >> (24 - 8 * i));
   auto r = p_->append(bytes, 1, 1);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, static_cast<int>(storage::errc::corrupt_message)) << r.err().message;
+  EXPECT_EQ(r.err().code, storage::errc::corrupt_message) << r.err().message;
   EXPECT_EQ(p_->log_end_offset(), 0);
   // Another length that lands past the end after one whole batch.
   auto two = batch(1);

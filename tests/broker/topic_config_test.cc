@@ -177,7 +177,7 @@ TEST_F(TopicLogConfig, MaxMessageBytesZeroRefusesEveryBatch) {
   auto bytes = b.build();
   auto r = (*l)->append(bytes, 0);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(storage::code_of(r.err()), storage::errc::record_too_large);
+  EXPECT_EQ(r.err().code, storage::errc::record_too_large);
   EXPECT_EQ((*l)->log_end_offset(), 0);
 }
 

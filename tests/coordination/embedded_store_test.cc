@@ -44,7 +44,7 @@ TEST_F(embedded_store_test, topics_and_cluster_id_survive_reopen) {
     ASSERT_TRUE((*store)->create_topic(t).ok());
     auto dup = (*store)->create_topic(t);
     ASSERT_FALSE(dup.ok());
-    EXPECT_EQ(dup.err().code, static_cast<int>(errc::topic_exists));
+    EXPECT_EQ(dup.err().code, errc::topic_exists);
     ASSERT_TRUE((*store)->create_topic({"other", random_topic_id(), {{0}}, {}}).ok());
     ASSERT_TRUE((*store)->delete_topic("other").ok());
     ASSERT_TRUE((*store)->add_partitions("orders", {{0}}).ok());
@@ -58,7 +58,7 @@ TEST_F(embedded_store_test, topics_and_cluster_id_survive_reopen) {
   EXPECT_EQ(topics[0].id, t.id);
   EXPECT_EQ(topics[0].partition_count(), 4);
   EXPECT_EQ(topics[0].configs.at("retention.ms"), "1000");
-  EXPECT_EQ((*store)->delete_topic("nope").err().code, static_cast<int>(errc::unknown_topic));
+  EXPECT_EQ((*store)->delete_topic("nope").err().code, errc::unknown_topic);
 }
 
 TEST_F(embedded_store_test, corrupt_file_is_an_error_not_a_silent_reset) {
@@ -66,7 +66,7 @@ TEST_F(embedded_store_test, corrupt_file_is_an_error_not_a_silent_reset) {
   std::ofstream(dir_ / "__cluster_metadata.json") << "{not json";
   auto store = embedded_store::open(dir_);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.err().code, static_cast<int>(errc::io_error));
+  EXPECT_EQ(store.err().code, errc::io_error);
 }
 
 TEST_F(embedded_store_test, producer_id_blocks_are_unique_across_reopen) {

@@ -42,12 +42,12 @@ TEST(replica_assignment, matches_kafkas_fixed_start_example) {
 TEST(replica_assignment, invalid_replication_factor_and_partitions) {
   auto a = assign_replicas(brokers({1, 2, 3}), 3, 4);
   ASSERT_FALSE(a.ok());
-  EXPECT_EQ(a.err().code, static_cast<int>(assignment_errc::invalid_replication_factor));
+  EXPECT_EQ(a.err().code, assignment_errc::invalid_replication_factor);
   EXPECT_EQ(assign_replicas(brokers({1}), 3, 0).err().code,
-            static_cast<int>(assignment_errc::invalid_replication_factor));
+            assignment_errc::invalid_replication_factor);
   EXPECT_EQ(assign_replicas(brokers({}), 3, 1).err().code,
-            static_cast<int>(assignment_errc::invalid_replication_factor));
-  EXPECT_EQ(assign_replicas(brokers({1}), 0, 1).err().code, static_cast<int>(assignment_errc::invalid_partitions));
+            assignment_errc::invalid_replication_factor);
+  EXPECT_EQ(assign_replicas(brokers({1}), 0, 1).err().code, assignment_errc::invalid_partitions);
 }
 
 TEST(replica_assignment, rack_aware_spreads_each_partition_over_racks) {
@@ -91,7 +91,7 @@ TEST(replica_assignment, added_partitions_continue_the_pattern) {
   }
   EXPECT_EQ(leaders, (std::map<int32_t, int>{{1, 2}, {2, 2}, {3, 2}}));
   EXPECT_EQ(assign_added_partitions(brokers({1, 2, 3}), *first, 3).err().code,
-            static_cast<int>(assignment_errc::invalid_partitions));
+            assignment_errc::invalid_partitions);
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ TEST_F(zk_cluster_test, registers_and_rejects_a_taken_broker_id) {
   ASSERT_TRUE(other.ok());
   auto r = (*other)->start(reg(1, 9999));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, static_cast<int>(zk_errc::registration_conflict));
+  EXPECT_EQ(r.err().code, zk_errc::registration_conflict);
   EXPECT_NE(r.err().message.find("already registered"), std::string::npos) << r.err().message;
   (*other)->stop();
   auto snap = b1.snapshot();
@@ -157,7 +157,7 @@ TEST_F(zk_cluster_test, new_topic_gets_states_and_leaders_move_to_the_isr_on_bro
   EXPECT_TRUE(state_is("t", 2, 3, {3, 1, 2}, 0));
   auto again = brokers[2]->create_topic(t);
   ASSERT_FALSE(again.ok());
-  EXPECT_EQ(again.err().code, static_cast<int>(errc::topic_exists));
+  EXPECT_EQ(again.err().code, errc::topic_exists);
 
   stop(2);  // possibly the controller: the next one acts
   // Partition 1 was led by 2: the first replica in assignment order alive and in the ISR is 3.
@@ -208,10 +208,10 @@ TEST_F(zk_cluster_test, isr_update_is_conditional_on_the_version) {
   EXPECT_EQ(stored->isr, std::vector<int32_t>{2});
   auto stale = brokers[2]->update_isr("i", 0, next);  // the old version again
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(stale.err().code, static_cast<int>(view_errc::version_conflict));
+  EXPECT_EQ(stale.err().code, view_errc::version_conflict);
   EXPECT_TRUE(state_is("i", 0, 2, {2}, 0));
   auto missing = brokers[2]->update_isr("nope", 0, next);
-  EXPECT_EQ(missing.err().code, static_cast<int>(view_errc::version_conflict));
+  EXPECT_EQ(missing.err().code, view_errc::version_conflict);
 }
 
 TEST_F(zk_cluster_test, session_expiry_unregisters_then_registers_again) {
@@ -255,7 +255,7 @@ TEST_F(zk_cluster_test, topic_deletion_is_done_by_the_controller) {
   EXPECT_FALSE(zk->data("/brokers/topics/d").has_value());
   EXPECT_FALSE(zk->data("/config/topics/d").has_value());
   EXPECT_FALSE(zk->data("/admin/delete_topics/d").has_value());
-  EXPECT_EQ(brokers[1]->delete_topic("d").err().code, static_cast<int>(errc::unknown_topic));
+  EXPECT_EQ(brokers[1]->delete_topic("d").err().code, errc::unknown_topic);
   // The name can be used again.
   ASSERT_TRUE(brokers[1]->create_topic({"d", random_topic_id(), {{2}}, {}}).ok());
   EXPECT_TRUE(state_is("d", 0, 2, {2}, 0));
@@ -277,8 +277,8 @@ TEST_F(zk_cluster_test, admin_calls_partitions_configs_producer_ids) {
   ASSERT_EQ(topics.size(), 1u);
   EXPECT_EQ(topics[0].partition_count(), 3);
   EXPECT_EQ(topics[0].configs.at("retention.ms"), "7");
-  EXPECT_EQ(brokers[1]->add_partitions("zz", {{1}}).err().code, static_cast<int>(errc::unknown_topic));
-  EXPECT_EQ(brokers[1]->set_topic_configs("zz", {}).err().code, static_cast<int>(errc::unknown_topic));
+  EXPECT_EQ(brokers[1]->add_partitions("zz", {{1}}).err().code, errc::unknown_topic);
+  EXPECT_EQ(brokers[1]->set_topic_configs("zz", {}).err().code, errc::unknown_topic);
 
   auto b1 = brokers[1]->allocate_producer_id_block(1);
   auto b2 = brokers[2]->allocate_producer_id_block(2);
@@ -344,7 +344,7 @@ TEST_F(zk_cluster_test, unreachable_zookeeper_is_reported) {
   zk->set_unreachable(true);
   auto c = zk_cluster::open(opts, zk);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.err().code, static_cast<int>(view_errc::unavailable));
+  EXPECT_EQ(c.err().code, view_errc::unavailable);
 }
 
 }  // namespace

@@ -139,7 +139,7 @@ TEST(znodes, malformed_input_is_an_error) {
   }
   EXPECT_FALSE(topic_config_znode::decode("{").ok());
   EXPECT_FALSE(topic_config_znode::decode("[]").ok());
-  EXPECT_EQ(broker_znode::decode(1, "{").err().code, static_cast<int>(zk_errc::malformed));
+  EXPECT_EQ(broker_znode::decode(1, "{").err().code, zk_errc::malformed);
   // Wrong types and shapes.
   EXPECT_FALSE(topic_znode::decode("t", R"({"partitions":{"1":[1]}})").ok());           // not 0..n-1
   EXPECT_FALSE(topic_znode::decode("t", R"({"partitions":{"0":[1],"0x":[2]}})").ok());

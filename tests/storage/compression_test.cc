@@ -209,7 +209,7 @@ TEST(Compression, OurCompressOutputIsReadByTheLibrariesAndBack) {
   // The output bound.
   auto big = decompress(compression_codec::zstd, lib_zstd_stream(data), 1000);
   ASSERT_FALSE(big.ok());
-  EXPECT_EQ(code_of(big.err()), errc::corrupt_message);
+  EXPECT_EQ(big.err().code, errc::corrupt_message);
 }
 
 TEST(Compression, LevelsAreApplied) {
@@ -283,7 +283,7 @@ TEST_F(CompressionTest, XerialSnappyIsAccepted) {
   auto bad = with_payload(plain, compression_codec::snappy, framed);
   auto e = l->append(bad, 0);
   ASSERT_FALSE(e.ok());
-  EXPECT_EQ(code_of(e.err()), errc::corrupt_message);
+  EXPECT_EQ(e.err().code, errc::corrupt_message);
 }
 
 TEST_F(CompressionTest, CorruptCompressedPayloadIsCorruptMessageAndNothingIsWritten) {
@@ -296,14 +296,14 @@ TEST_F(CompressionTest, CorruptCompressedPayloadIsCorruptMessageAndNothingIsWrit
     auto batch = with_payload(plain, codec, garbage);
     auto r = l->append(batch, 0);
     ASSERT_FALSE(r.ok()) << codec_name(codec);
-    EXPECT_EQ(code_of(r.err()), errc::corrupt_message) << codec_name(codec) << ": " << r.err().message;
+    EXPECT_EQ(r.err().code, errc::corrupt_message) << codec_name(codec) << ": " << r.err().message;
     // A truncated stream.
     auto good = lib_compress(codec, records_of(plain));
     good.resize(good.size() * 2 / 3);
     auto cut = with_payload(plain, codec, good);
     auto t = l->append(cut, 0);
     ASSERT_FALSE(t.ok()) << codec_name(codec);
-    EXPECT_TRUE(code_of(t.err()) == errc::corrupt_message || code_of(t.err()) == errc::invalid_record)
+    EXPECT_TRUE(t.err().code == errc::corrupt_message || t.err().code == errc::invalid_record)
         << codec_name(codec) << ": " << t.err().message;
   }
   // One bad batch after a good one: nothing of the append is written.
@@ -324,14 +324,14 @@ TEST_F(CompressionTest, MalformedRecordsInsideAValidStreamAreInvalidRecord) {
   auto batch = with_payload(plain, compression_codec::lz4, lib_lz4(records_of(nine)));
   auto r = l->append(batch, 0);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(code_of(r.err()), errc::invalid_record) << r.err().message;
+  EXPECT_EQ(r.err().code, errc::invalid_record) << r.err().message;
   // Trailing bytes after the last record.
   auto extra = std::vector<uint8_t>(records_of(plain).begin(), records_of(plain).end());
   extra.push_back(0);
   auto b2 = with_payload(plain, compression_codec::gzip, lib_gzip(extra));
   auto r2 = l->append(b2, 0);
   ASSERT_FALSE(r2.ok());
-  EXPECT_EQ(code_of(r2.err()), errc::invalid_record) << r2.err().message;
+  EXPECT_EQ(r2.err().code, errc::invalid_record) << r2.err().message;
   // A key length beyond its record.
   auto broken = std::vector<uint8_t>(records_of(plain).begin(), records_of(plain).end());
   // Record 0 (68 bytes): a 2-byte length varint, attributes, ts delta, offset delta, then the key length:
@@ -341,7 +341,7 @@ TEST_F(CompressionTest, MalformedRecordsInsideAValidStreamAreInvalidRecord) {
   auto b3 = with_payload(plain, compression_codec::zstd, lib_zstd_stream(broken));
   auto r3 = l->append(b3, 0);
   ASSERT_FALSE(r3.ok());
-  EXPECT_EQ(code_of(r3.err()), errc::invalid_record) << r3.err().message;
+  EXPECT_EQ(r3.err().code, errc::invalid_record) << r3.err().message;
   EXPECT_EQ(l->log_end_offset(), 0);
 }
 
@@ -427,7 +427,7 @@ TEST_F(CompressionTest, RecompressedBatchAboveMaxMessageBytesIsRejected) {
   ASSERT_LT(gz.size(), 1000u);
   auto r = l->append(gz, 0);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(code_of(r.err()), errc::record_too_large);
+  EXPECT_EQ(r.err().code, errc::record_too_large);
 }
 
 TEST_F(CompressionTest, InnerOffsetsOutOfOrderAreRenumberedAndMaxTimestampCorrected) {
@@ -506,7 +506,7 @@ TEST_F(CompressionTest, UncompressedBatchWithMalformedRecordsIsRefused) {
   ASSERT_TRUE(validate_record_batch(batch).ok());  // header and CRC are fine
   auto r = l->append(batch, 0);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(code_of(r.err()), errc::invalid_record);
+  EXPECT_EQ(r.err().code, errc::invalid_record);
   EXPECT_EQ(l->log_end_offset(), 0);
 }
 

@@ -69,8 +69,8 @@ TEST(LogManager, CreateGetRemoveLoad) {
     EXPECT_EQ(*m.create("my-topic", 0, log_config{}), *a);  // get-or-create
     EXPECT_EQ(m.get("my-topic", 1), *b);
     EXPECT_EQ(m.get("my-topic", 2), nullptr);
-    EXPECT_EQ(code_of(m.create("bad/name", 0, {}).err()), errc::invalid_argument);
-    EXPECT_EQ(code_of(m.create("t", -1, {}).err()), errc::invalid_argument);
+    EXPECT_EQ(m.create("bad/name", 0, {}).err().code, errc::invalid_argument);
+    EXPECT_EQ(m.create("t", -1, {}).err().code, errc::invalid_argument);
 
     auto batch = make_batch(3);
     ASSERT_TRUE((*a)->append(batch, 0).ok());
@@ -80,7 +80,7 @@ TEST(LogManager, CreateGetRemoveLoad) {
     ASSERT_TRUE(m.remove("other", 0).ok());
     EXPECT_EQ(m.get("other", 0), nullptr);
     EXPECT_FALSE(std::filesystem::exists(dirs[0] / "other-0"));
-    EXPECT_EQ(code_of(m.remove("other", 0).err()), errc::not_found);
+    EXPECT_EQ(m.remove("other", 0).err().code, errc::not_found);
     ASSERT_TRUE(m.flush_all().ok());
   }
   // Leftovers that load must skip or clean.
@@ -101,7 +101,7 @@ TEST(LogManager, CreateGetRemoveLoad) {
   // The same partition in two log dirs is refused.
   std::filesystem::create_directories(dirs[1] / "my-topic-0");
   log_manager m(dirs, log_config{}, clock);
-  EXPECT_EQ(code_of(m.load().err()), errc::already_exists);
+  EXPECT_EQ(m.load().err().code, errc::already_exists);
 }
 
 }  // namespace

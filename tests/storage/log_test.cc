@@ -55,7 +55,7 @@ TEST_F(LogTest, EmptyLog) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->region.size, 0);
   EXPECT_EQ(r->first_offset, -1);
-  EXPECT_EQ(code_of(l->read(1, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->read(1, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
 }
 
 TEST_F(LogTest, AppendAssignsOffsetsAndEpochInPlace) {
@@ -162,8 +162,8 @@ TEST_F(LogTest, MaxBytesMaxOffsetAndMinOneBatch) {
   r = l->read(20, 1000, INT64_MAX, true);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->region.size, 0);
-  EXPECT_EQ(code_of(l->read(21, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
-  EXPECT_EQ(code_of(l->read(-1, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->read(21, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
+  EXPECT_EQ(l->read(-1, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
 }
 
 TEST_F(LogTest, SparseIndexIsUsedAndReadsStayWhole) {
@@ -198,27 +198,27 @@ TEST_F(LogTest, InvalidBatchesRejectedAndNothingWritten) {
   auto corrupt = make_batch(2);
   corrupt[corrupt.size() - 3] ^= 0x40;
   auto buf = concat({make_batch(1), corrupt});
-  EXPECT_EQ(code_of(l->append(buf, 0).err()), errc::corrupt_message);
+  EXPECT_EQ(l->append(buf, 0).err().code, errc::corrupt_message);
 
   auto bad_magic = make_batch(1);
   bad_magic[batch_field::magic] = 1;
   buf = concat({make_batch(1), bad_magic});
-  EXPECT_EQ(code_of(l->append(buf, 0).err()), errc::unsupported_magic);
+  EXPECT_EQ(l->append(buf, 0).err().code, errc::unsupported_magic);
 
   buf = concat({make_batch(1), make_batch(2)});
   buf.resize(buf.size() - 5);  // truncated second batch
-  EXPECT_EQ(code_of(l->append(buf, 0).err()), errc::corrupt_message);
+  EXPECT_EQ(l->append(buf, 0).err().code, errc::corrupt_message);
   std::vector<uint8_t> tiny(7, 0);
-  EXPECT_EQ(code_of(l->append(tiny, 0).err()), errc::corrupt_message);
+  EXPECT_EQ(l->append(tiny, 0).err().code, errc::corrupt_message);
 
   buf = concat({make_batch(1), make_batch(1, 1000, 600)});
-  EXPECT_EQ(code_of(l->append(buf, 0).err()), errc::record_too_large);
+  EXPECT_EQ(l->append(buf, 0).err().code, errc::record_too_large);
 
   record_batch_builder empty;
   buf = concat({make_batch(1), empty.build()});
-  EXPECT_EQ(code_of(l->append(buf, 0).err()), errc::invalid_record);
+  EXPECT_EQ(l->append(buf, 0).err().code, errc::invalid_record);
   std::vector<uint8_t> none;
-  EXPECT_EQ(code_of(l->append(none, 0).err()), errc::invalid_record);
+  EXPECT_EQ(l->append(none, 0).err().code, errc::invalid_record);
 
   EXPECT_EQ(l->log_end_offset(), 1);
   EXPECT_EQ(l->size_bytes(), size_before);

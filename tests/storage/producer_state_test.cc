@@ -106,7 +106,7 @@ TEST_F(ProducerStateTest, OnlyTheLastFiveBatchesAreRemembered) {
   // Batch 0 fell out of the window: its retry is out of order (Kafka answers the same).
   auto old = append(*l, batch(kPid, 0, 0, 2));
   ASSERT_FALSE(old.ok());
-  EXPECT_EQ(code_of(old.err()), errc::out_of_order_sequence);
+  EXPECT_EQ(old.err().code, errc::out_of_order_sequence);
   for (int i = 1; i < 6; ++i) {
     auto d = append_ok(*l, batch(kPid, 0, i * 2, 2));
     EXPECT_TRUE(d.duplicate);
@@ -115,7 +115,7 @@ TEST_F(ProducerStateTest, OnlyTheLastFiveBatchesAreRemembered) {
   // A partial overlap with a cached batch is not a duplicate: out of order.
   auto partial = append(*l, batch(kPid, 0, 10, 1));
   ASSERT_FALSE(partial.ok());
-  EXPECT_EQ(code_of(partial.err()), errc::out_of_order_sequence);
+  EXPECT_EQ(partial.err().code, errc::out_of_order_sequence);
 }
 
 TEST_F(ProducerStateTest, GapIsRejectedAndNothingWritten) {
@@ -124,7 +124,7 @@ TEST_F(ProducerStateTest, GapIsRejectedAndNothingWritten) {
   const int64_t leo = l->log_end_offset();
   auto gap = append(*l, batch(kPid, 0, 5, 1));
   ASSERT_FALSE(gap.ok());
-  EXPECT_EQ(code_of(gap.err()), errc::out_of_order_sequence);
+  EXPECT_EQ(gap.err().code, errc::out_of_order_sequence);
   EXPECT_EQ(l->log_end_offset(), leo);
   // Two batches in one append: the second has a gap, so neither is written.
   auto both = append(*l, testing::concat({batch(kPid, 0, 2, 1), batch(kPid, 0, 9, 1)}));
@@ -143,18 +143,18 @@ TEST_F(ProducerStateTest, EpochRules) {
   // A new epoch must start at 0.
   auto bad = append(*l, batch(kPid, 1, 3, 1));
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(code_of(bad.err()), errc::out_of_order_sequence);
+  EXPECT_EQ(bad.err().code, errc::out_of_order_sequence);
   append_ok(*l, batch(kPid, 1, 0, 1));
   EXPECT_EQ(l->producer_state().find(kPid)->producer_epoch, 1);
   EXPECT_EQ(l->producer_state().find(kPid)->batches.size(), 1u);  // the old epoch's batches are gone
   // An older epoch is fenced.
   auto fenced = append(*l, batch(kPid, 0, 3, 1));
   ASSERT_FALSE(fenced.ok());
-  EXPECT_EQ(code_of(fenced.err()), errc::invalid_producer_epoch);
+  EXPECT_EQ(fenced.err().code, errc::invalid_producer_epoch);
   // The old epoch's batch is no duplicate any more, it is fenced too.
   auto old_retry = append(*l, batch(kPid, 0, 0, 3));
   ASSERT_FALSE(old_retry.ok());
-  EXPECT_EQ(code_of(old_retry.err()), errc::invalid_producer_epoch);
+  EXPECT_EQ(old_retry.err().code, errc::invalid_producer_epoch);
 }
 
 TEST_F(ProducerStateTest, UnknownProducerIsAcceptedAtAnySequence) {
@@ -165,7 +165,7 @@ TEST_F(ProducerStateTest, UnknownProducerIsAcceptedAtAnySequence) {
   EXPECT_EQ(l->producer_state().find(kPid)->last_seq(), 58);
   auto next = append(*l, batch(kPid, 4, 60, 1));
   ASSERT_FALSE(next.ok());
-  EXPECT_EQ(code_of(next.err()), errc::out_of_order_sequence);
+  EXPECT_EQ(next.err().code, errc::out_of_order_sequence);
   append_ok(*l, batch(kPid, 4, 59, 1));
 }
 

@@ -73,7 +73,7 @@ TEST(LeaderEpochCacheTest, MalformedFileIsAnError) {
   std::ofstream(tmp.path() / leader_epoch_checkpoint_file) << "0\n2\n5 10\n3 20\n";  // epochs going down
   auto cache = leader_epoch_cache::load(tmp.path());
   ASSERT_FALSE(cache.ok());
-  EXPECT_EQ(code_of(cache.err()), errc::corrupt_message);
+  EXPECT_EQ(cache.err().code, errc::corrupt_message);
   std::ofstream(tmp.path() / leader_epoch_checkpoint_file) << "0\n1\nnot numbers\n";
   EXPECT_FALSE(leader_epoch_cache::load(tmp.path()).ok());
 }
@@ -120,7 +120,7 @@ TEST_F(FollowerLogTest, FollowerKeepsTheLeadersOffsetsEpochsAndBytes) {
   // Fetching again from an offset the follower already has is refused (offsets only grow).
   auto again = follower->append_as_follower(copied);
   ASSERT_FALSE(again.ok());
-  EXPECT_EQ(code_of(again.err()), errc::offset_out_of_range);
+  EXPECT_EQ(again.err().code, errc::offset_out_of_range);
 }
 
 TEST_F(FollowerLogTest, DivergentTailIsTruncatedAtTheLeadersEpochEnd) {

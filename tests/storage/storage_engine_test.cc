@@ -169,7 +169,7 @@ TEST_F(StorageEngineTest, RetentionByTimeAndBytes) {
   EXPECT_GT(*n, 0);
   EXPECT_EQ(l->log_start_offset(), l->segment_base_offsets().front());
   EXPECT_FALSE(std::filesystem::exists(tmp_.path() / "t-0" / detail::segment_file_name(0, ".log")));
-  EXPECT_EQ(code_of(l->read(0, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->read(0, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
   auto r = l->read(l->log_start_offset(), 1000, INT64_MAX, true);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->first_offset, l->log_start_offset());
@@ -194,7 +194,7 @@ TEST_F(StorageEngineTest, RetentionByTimeAndBytes) {
   EXPECT_EQ(l->log_start_offset(), 60);
   EXPECT_EQ(l->size_bytes(), 0);
   EXPECT_TRUE(l->read(60, 1000, INT64_MAX, true)->region.size == 0);
-  EXPECT_EQ(code_of(l->read(59, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->read(59, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
   // An empty active segment is never deleted or rolled again.
   EXPECT_EQ(*l->delete_old_segments(1, -1), 0);
   EXPECT_EQ(l->segment_count(), 1u);
@@ -217,13 +217,13 @@ TEST_F(StorageEngineTest, DeleteRecordsBefore) {
   EXPECT_EQ(*r, target);
   EXPECT_EQ(l->log_start_offset(), target);
   EXPECT_EQ(l->segment_base_offsets().front(), bases[2]);
-  EXPECT_EQ(code_of(l->read(target - 1, 1000, INT64_MAX, true).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->read(target - 1, 1000, INT64_MAX, true).err().code, errc::offset_out_of_range);
   auto rd = l->read(target, 1000, INT64_MAX, true);
   ASSERT_TRUE(rd.ok());
   EXPECT_EQ(rd->first_offset, target - 1);  // the batch containing the log start offset, whole
   EXPECT_EQ(*l->offset_for_timestamp(0), target);
   EXPECT_EQ(*l->delete_records_before(3), target);  // never moves back
-  EXPECT_EQ(code_of(l->delete_records_before(61).err()), errc::offset_out_of_range);
+  EXPECT_EQ(l->delete_records_before(61).err().code, errc::offset_out_of_range);
   // The new log start offset survives a restart through the checkpoint.
   l.reset();
   l = open_log(small(), log_recovery_state{-1, target});
@@ -277,9 +277,9 @@ TEST(OffsetCheckpoint, RoundTripAndErrors) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, in);
   std::ofstream(f) << "1\n0\n";
-  EXPECT_EQ(code_of(read_offset_checkpoint(f).err()), errc::corrupt_message);
+  EXPECT_EQ(read_offset_checkpoint(f).err().code, errc::corrupt_message);
   std::ofstream(f) << "0\n2\nt 0 5\n";
-  EXPECT_EQ(code_of(read_offset_checkpoint(f).err()), errc::corrupt_message);
+  EXPECT_EQ(read_offset_checkpoint(f).err().code, errc::corrupt_message);
 }
 
 }  // namespace
