@@ -236,11 +236,23 @@ def min_isr(cluster, check):
     from kafka.errors import NotEnoughReplicasError
     topic = "isr"
     create_topic(cluster, topic, 1, 3, {"min.insync.replicas": "2"})
-    # The Metadata answer may come from a broker whose snapshot has no leader yet (-1): then every replica
-    # looked like a follower and the leader itself could be stopped. Wait for a leader and the full ISR.
-    wait_until("a leader and 3 in-sync replicas of %s" % topic,
-               lambda: (lambda i: i and i[0][0] >= 0 and len(i[0][2]) == 3)(partition_info(cluster, topic)), 30)
-    leader, replicas, isr = partition_info(cluster, topic)[0]
+    # The leader is read from the partition's state znode, the controller's decision: a Metadata answer may come
+    # from a broker whose snapshot lags (no leader yet, or, after the frozen-follower step above, an older view),
+    # and stopping the leader by mistake as a "follower" breaks the step (seen once in a full ctest run).
+    state_path = "/sluice/brokers/topics/%s/partitions/0/state" % topic
+
+    def zk_state():
+        text = cluster.zk.cli("get", state_path)
+        line = next((l for l in text.splitlines() if l.startswith("{")), None)
+        return json.loads(line) if line else None
+
+    state = wait_until("a leader and 3 in-sync replicas of %s in %s" % (topic, state_path),
+                       lambda: (lambda st: st if st and st.get("leader", -1) >= 0 and len(st.get("isr", [])) == 3
+                                else None)(zk_state()), 30)
+    leader = state["leader"]
+    wait_until("Metadata showing leader %d and 3 in-sync replicas of %s" % (leader, topic),
+               lambda: (lambda i: i and i[0][0] == leader and len(i[0][2]) == 3)(partition_info(cluster, topic)), 30)
+    replicas = partition_info(cluster, topic)[0][1]
     followers = [r for r in replicas if r != leader]
 
     def produce_once(value):
