@@ -1,6 +1,7 @@
 #include "broker/error_map.h"
 
 #include "broker/groups/group_error.h"
+#include "broker/partition.h"
 #include "broker/partition_errc.h"
 #include "coordination/cluster_store.h"
 #include "coordination/replica_assignment.h"
@@ -73,6 +74,17 @@ error_code to_kafka(const std::error_code& code) {
 error_code to_kafka_produce(const error& e, int16_t api_version) {
   if (api_version >= 3 && e.code == storage::errc::unsupported_magic) return error_code::invalid_record;
   return to_kafka(e);
+}
+
+protocol::error_code to_kafka(hw_wait_result r) {
+  using protocol::error_code;
+  switch (r) {
+    case hw_wait_result::reached: return error_code::none;
+    case hw_wait_result::not_enough_replicas: return error_code::not_enough_replicas_after_append;
+    case hw_wait_result::not_leader: return error_code::not_leader_or_follower;
+    case hw_wait_result::timed_out: return error_code::request_timed_out;
+  }
+  return error_code::unknown_server_error;
 }
 
 }  // namespace sluice::broker

@@ -12,6 +12,8 @@
 
 namespace sluice::broker {
 
+enum class hw_wait_result : uint8_t;  // broker/partition.h
+
 /// A Kafka error code with the message Kafka would put beside it (ErrorMessage fields, the log).
 struct kafka_error {
   protocol::error_code code = protocol::error_code::none;
@@ -42,5 +44,11 @@ inline protocol::error_code to_kafka(const error& e) { return to_kafka(e.code); 
 /// INVALID_RECORD for a batch of another magic than 2 (Kafka's ProduceRequest.validateRecords: v3+ may
 /// carry magic v2 batches only; older versions answer UNSUPPORTED_FOR_MESSAGE_FORMAT).
 protocol::error_code to_kafka_produce(const error& e, int16_t api_version);
+
+/// How a wait for the high watermark ended (partition::wait_for_high_watermark) -> the answer of an acks=-1
+/// write (Kafka's DelayedProduce; the coordinators' appends answer the same): reached -> NONE,
+/// not_enough_replicas -> NOT_ENOUGH_REPLICAS_AFTER_APPEND, not_leader -> NOT_LEADER_OR_FOLLOWER,
+/// timed_out -> REQUEST_TIMED_OUT.
+protocol::error_code to_kafka(hw_wait_result r);
 
 }  // namespace sluice::broker

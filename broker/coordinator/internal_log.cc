@@ -9,19 +9,6 @@
 
 namespace sluice::broker::coordinator {
 
-namespace {
-protocol::error_code to_kafka(hw_wait_result r) {
-  using protocol::error_code;
-  switch (r) {
-    case hw_wait_result::reached: return error_code::none;
-    case hw_wait_result::not_enough_replicas: return error_code::not_enough_replicas_after_append;
-    case hw_wait_result::not_leader: return error_code::not_leader_or_follower;
-    case hw_wait_result::timed_out: return error_code::request_timed_out;
-  }
-  return error_code::unknown_server_error;
-}
-}  // namespace
-
 internal_writer::internal_writer(std::shared_ptr<partition> part, sluice::clock& clock, int64_t commit_timeout_ms,
                                  std::function<int32_t()> min_insync_replicas)
     : part_(std::move(part)), clock_(clock), commit_timeout_ms_(commit_timeout_ms),
@@ -43,7 +30,7 @@ void internal_writer::append(const std::vector<internal_record>& records,
   auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()), -1, min_isr);
   if (!appended) {
     log::warn("coordinator: append to {}-{} failed: {}", part_->topic(), part_->index(), appended.err().message);
-    done(broker::to_kafka(appended.err()));
+    done(to_kafka(appended.err()));
     return;
   }
   part_->wait_for_high_watermark(appended->last_offset + 1, term, min_isr,

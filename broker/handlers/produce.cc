@@ -14,21 +14,6 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::produce_response;
 
-namespace {
-
-/// The Produce error for how an acks=-1 wait ended (Kafka's DelayedProduce answers).
-error_code to_wire(hw_wait_result r) {
-  switch (r) {
-    case hw_wait_result::reached: return error_code::none;
-    case hw_wait_result::not_enough_replicas: return error_code::not_enough_replicas_after_append;
-    case hw_wait_result::not_leader: return error_code::not_leader_or_follower;
-    case hw_wait_result::timed_out: return error_code::request_timed_out;
-  }
-  return error_code::unknown_server_error;
-}
-
-}  // namespace
-
 task<std::optional<response>> produce(broker_services& svc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
@@ -111,7 +96,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
     auto wait_op = w.p->wait_for_high_watermark(w.required, w.term, w.min_isr, until);
     const hw_wait_result outcome = co_await std::move(wait_op);  // not inside co_await: GCC 12
-    const error_code waited = to_wire(outcome);
+    const error_code waited = to_kafka(outcome);
     if (waited != error_code::none) {
       auto& pr = resp.responses[w.topic_index].partition_responses[w.partition_index];
       pr.error_code = waited;

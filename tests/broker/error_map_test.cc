@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/groups/group_error.h"
+#include "broker/partition.h"
 #include "broker/partition_errc.h"
 #include "coordination/cluster_store.h"
 #include "coordination/cluster_view.h"
@@ -146,6 +147,13 @@ TEST(error_map, produce_v3_and_later_answer_invalid_record_for_another_magic) {
   const int magic_number = static_cast<int>(storage::errc::unsupported_magic);
   EXPECT_EQ(to_kafka_produce(error{std::error_code(magic_number, coordination::coordination_category()), ""}, 9),
             error_code::unknown_server_error);
+}
+
+TEST(error_map, high_watermark_wait_outcomes_every_value) {
+  EXPECT_EQ(to_kafka(hw_wait_result::reached), protocol::error_code::none);
+  EXPECT_EQ(to_kafka(hw_wait_result::not_enough_replicas), protocol::error_code::not_enough_replicas_after_append);
+  EXPECT_EQ(to_kafka(hw_wait_result::not_leader), protocol::error_code::not_leader_or_follower);
+  EXPECT_EQ(to_kafka(hw_wait_result::timed_out), protocol::error_code::request_timed_out);
 }
 
 TEST(error_map, distinct_categories_never_compare_equal) {
