@@ -9,10 +9,8 @@
 
 #include <filesystem>
 
-#include "broker/topic_config.h"
-#include "coordination/embedded_store.h"
-#include "storage/log_manager.h"
 #include "storage/record_batch.h"
+#include "tests/broker/single_node.h"
 
 namespace sluice::broker::coordinator {
 namespace {
@@ -51,43 +49,25 @@ using toy_runtime = coordinator_runtime<toy_shard>;
 class CoordinatorRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sluice-runtime-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto c = make_config({{"log.dirs", dir_.string()}}, {});
-    ASSERT_TRUE(c.ok()) << c.err().message;
-    config_ = std::make_unique<broker_config>(std::move(*c));
-    auto s = coordination::embedded_store::open(dir_);
-    ASSERT_TRUE(s.ok());
-    store_ = std::move(*s);
-    logs_ = std::make_unique<storage::log_manager>(config_->log_dirs, make_log_config(*config_, {}), clock_);
-    ASSERT_TRUE(logs_->load().ok());
-    topics_ = std::make_unique<topic_registry>(*config_, *store_, *logs_, io_.get_executor());
-    ASSERT_TRUE(topics_->load().ok());
+    node_.open("sluice-runtime-test", {}, clock_, io_);
+    ASSERT_FALSE(HasFatalFailure());
     topic_spec spec;
     spec.name = "__toy";
     spec.num_partitions = 2;
-    ASSERT_TRUE(topics_->create(spec, false).ok());
+    ASSERT_TRUE(node_.topics->create(spec, false).ok());
     runtime_ = std::make_unique<toy_runtime>(
-        "__toy", *topics_, clock_, 1000, [] { return 1; },
+        "__toy", *node_.topics, clock_, 1000, [] { return 1; },
         [this](toy_runtime::slot&) {
           auto shard = std::make_unique<toy_shard>();
           shard->clock = &clock_;
           return shard;
         });
   }
-  void TearDown() override {
-    topics_->close_all();
-    logs_->close_all();
-    std::filesystem::remove_all(dir_);
-  }
   void drain() {
     io_.restart();
     io_.poll();
   }
-  std::shared_ptr<partition> part(int32_t index) { return topics_->find("__toy")->partitions[static_cast<size_t>(index)]; }
+  std::shared_ptr<partition> part(int32_t index) { return node_.topics->find("__toy")->partitions[static_cast<size_t>(index)]; }
   void append_keys(int32_t index, std::vector<std::pair<std::string, std::optional<std::string>>> records) {
     storage::record_batch_builder b;
     for (auto& [k, v] : records) b.add(k, v ? std::optional<std::string_view>(*v) : std::nullopt, clock_.now_ms());
@@ -104,13 +84,9 @@ class CoordinatorRuntimeTest : public ::testing::Test {
     return R(done.get());
   }
 
-  std::filesystem::path dir_;
   manual_clock clock_;
   asio::io_context io_;
-  std::unique_ptr<broker_config> config_;
-  std::unique_ptr<coordination::embedded_store> store_;
-  std::unique_ptr<storage::log_manager> logs_;
-  std::unique_ptr<topic_registry> topics_;
+  testing::single_node node_;
   std::unique_ptr<toy_runtime> runtime_;
 };
 

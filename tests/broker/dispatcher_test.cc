@@ -13,15 +13,9 @@
 #include <future>
 #include <map>
 
-#include "broker/fault_injection.h"
-#include "broker/group_service.h"
 #include "broker/handler_table.h"
-#include "broker/producer_id_manager.h"
-#include "broker/topic_config.h"
-#include "broker/topic_registry.h"
-#include "coordination/embedded_store.h"
 #include "protocol/messages/all.h"
-#include "storage/log_manager.h"
+#include "tests/broker/single_node.h"
 
 namespace sluice::broker {
 namespace {
@@ -52,33 +46,11 @@ struct recording_hooks final : request_hooks {
 class DispatcherTest : public ::testing::Test {
  public:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sluice-dispatcher-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto c = make_config({{"log.dirs", dir_.string()}, {"offsets.topic.num.partitions", "2"},
-                          {"advertised.listeners", "PLAINTEXT://127.0.0.1:9092"}},
-                         {});
-    ASSERT_TRUE(c.ok()) << c.err().message;
-    config_ = std::make_unique<broker_config>(std::move(*c));
-    auto s = coordination::embedded_store::open(dir_);
-    ASSERT_TRUE(s.ok()) << s.err().message;
-    store_ = std::move(*s);
-    logs_ = std::make_unique<storage::log_manager>(config_->log_dirs, make_log_config(*config_, {}), clock_);
-    ASSERT_TRUE(logs_->load().ok());
-    topics_ = std::make_unique<topic_registry>(*config_, *store_, *logs_, io_.get_executor());
-    ASSERT_TRUE(topics_->load().ok());
-    groups_ = std::make_unique<group_service>(*config_, *topics_, clock_);
-    ids_ = std::make_unique<producer_id_manager>(*store_, config_->broker_id);
-    services_ = std::unique_ptr<broker_services>(new broker_services{
-        *config_, *topics_, *store_, *groups_, *ids_, faults_, clock_, store_->cluster_id(), nullptr});
-    dispatcher_ = std::make_unique<dispatcher>(*services_, &hooks_);
-  }
-  void TearDown() override {
-    topics_->close_all();
-    logs_->close_all();
-    std::filesystem::remove_all(dir_);
+    node_.open("sluice-dispatcher-test",
+               {{"offsets.topic.num.partitions", "2"}, {"advertised.listeners", "PLAINTEXT://127.0.0.1:9092"}}, clock_,
+               io_);
+    ASSERT_FALSE(HasFatalFailure());
+    dispatcher_ = std::make_unique<dispatcher>(*node_.services, &hooks_);
   }
 
   /// Dispatches one encoded request (with its size prefix) on a strand of the test's io_context; bounded wait.
@@ -99,17 +71,9 @@ class DispatcherTest : public ::testing::Test {
     return done.get();
   }
 
-  std::filesystem::path dir_;
   manual_clock clock_;
   asio::io_context io_;
-  std::unique_ptr<broker_config> config_;
-  std::unique_ptr<coordination::embedded_store> store_;
-  std::unique_ptr<storage::log_manager> logs_;
-  std::unique_ptr<topic_registry> topics_;
-  std::unique_ptr<group_service> groups_;
-  std::unique_ptr<producer_id_manager> ids_;
-  fault_injector faults_{0, 1};
-  std::unique_ptr<broker_services> services_;
+  testing::single_node node_;
   recording_hooks hooks_;
   std::unique_ptr<dispatcher> dispatcher_;
   session session_;

@@ -10,16 +10,11 @@
 #include <chrono>
 #include <filesystem>
 
-#include "broker/fault_injection.h"
-#include "broker/group_service.h"
 #include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
-#include "broker/producer_id_manager.h"
-#include "broker/topic_config.h"
 #include "broker/topic_registry.h"
-#include "coordination/embedded_store.h"
-#include "storage/log_manager.h"
 #include "storage/record_batch.h"
+#include "tests/broker/single_node.h"
 
 namespace sluice::broker {
 namespace {
@@ -133,33 +128,12 @@ TEST_F(PurgatoryWaiterTest, RealClockEndsAtTheDeadlineThroughATimer) {
 class PurgatoryHandlerTest : public PurgatoryWaiterTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sluice-purgatory-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto c = make_config({{"log.dirs", dir_.string()}, {"broker.id", "1"}}, {});
-    ASSERT_TRUE(c.ok()) << c.err().message;
-    config_ = std::make_unique<broker_config>(std::move(*c));
-    auto s = coordination::embedded_store::open(dir_);
-    ASSERT_TRUE(s.ok()) << s.err().message;
-    store_ = std::move(*s);
-    logs_ = std::make_unique<storage::log_manager>(config_->log_dirs, make_log_config(*config_, {}), clock_);
-    topics_ = std::make_unique<topic_registry>(*config_, *store_, *logs_, io_.get_executor());
-    ASSERT_TRUE(topics_->load().ok());
-    groups_ = std::make_unique<group_service>(*config_, *topics_, clock_);
-    ids_ = std::make_unique<producer_id_manager>(*store_, config_->broker_id);
-    services_ = std::unique_ptr<broker_services>(new broker_services{
-        *config_, *topics_, *store_, *groups_, *ids_, faults_, clock_, store_->cluster_id(), nullptr});
+    node_.open("sluice-purgatory-test", {{"broker.id", "1"}}, clock_, io_);
+    ASSERT_FALSE(HasFatalFailure());
     topic_spec spec;
     spec.name = "t";
-    ASSERT_TRUE(topics_->create(spec, false).ok());
-    p_ = topics_->find("t")->partitions.at(0);
-  }
-  void TearDown() override {
-    topics_->close_all();
-    logs_->close_all();
-    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(node_.topics->create(spec, false).ok());
+    p_ = node_.topics->find("t")->partitions.at(0);
   }
   request_context context(int16_t api_key, int16_t version) {
     return request_context{protocol::request_header{api_key, version, 1, "purgatory-test"}, session_, strand_};
@@ -174,7 +148,7 @@ class PurgatoryHandlerTest : public PurgatoryWaiterTest {
     req->topics[0].topic = "t";
     req->topics[0].partitions.push_back({});
     req->topics[0].partitions[0].partition_max_bytes = 1 << 20;
-    auto out = spawn<protocol::fetch_response>(strand_, [this, rc, req] { return handlers::fetch(*services_, *rc, *req); });
+    auto out = spawn<protocol::fetch_response>(strand_, [this, rc, req] { return handlers::fetch(*node_.services, *rc, *req); });
     drain();
     return out;
   }
@@ -192,7 +166,7 @@ class PurgatoryHandlerTest : public PurgatoryWaiterTest {
     req->topic_data[0].partition_data.push_back({});
     req->topic_data[0].partition_data[0].records_ = protocol::records::from_memory(*bytes, bytes);
     auto out = spawn<std::optional<protocol::produce_response>>(
-        strand_, [this, rc, req] { return handlers::produce(*services_, *rc, *req); });
+        strand_, [this, rc, req] { return handlers::produce(*node_.services, *rc, *req); });
     drain();
     return out;
   }
@@ -202,16 +176,8 @@ class PurgatoryHandlerTest : public PurgatoryWaiterTest {
     drain();
   }
 
-  std::filesystem::path dir_;
   asio::strand<asio::io_context::executor_type> strand_{asio::make_strand(io_)};
-  std::unique_ptr<broker_config> config_;
-  std::unique_ptr<coordination::embedded_store> store_;
-  std::unique_ptr<storage::log_manager> logs_;
-  std::unique_ptr<topic_registry> topics_;
-  std::unique_ptr<group_service> groups_;
-  std::unique_ptr<producer_id_manager> ids_;
-  fault_injector faults_{0, 1};
-  std::unique_ptr<broker_services> services_;
+  testing::single_node node_;
   session session_;
   std::shared_ptr<partition> p_;
 };
@@ -299,7 +265,7 @@ TEST_F(PurgatoryHandlerTest, SnapshotWaitIsWokenByTheNextSyncAndBoundedByTheCloc
   auto rc = std::make_shared<request_context>(context(19, 5));
   auto wanted = [this, rc](int32_t timeout_ms) {
     return spawn<bool>(strand_, [this, rc, timeout_ms] {
-      return handlers::wait_for_snapshot(*services_, *rc, [](const coordination::cluster_snapshot& s) {
+      return handlers::wait_for_snapshot(*node_.services, *rc, [](const coordination::cluster_snapshot& s) {
         return handlers::has_leaders(s, "x", 1);
       }, timeout_ms);
     });
@@ -309,20 +275,20 @@ TEST_F(PurgatoryHandlerTest, SnapshotWaitIsWokenByTheNextSyncAndBoundedByTheCloc
   EXPECT_FALSE(ready->has_value());
   // A snapshot without a leader for x wakes it; it parks again.
   auto leaderless = snapshot_with("x", -1);
-  topics_->set_cluster(leaderless);
-  topics_->sync(*leaderless, 1);
+  node_.topics->set_cluster(leaderless);
+  node_.topics->sync(*leaderless, 1);
   drain();
   EXPECT_FALSE(ready->has_value());
   auto led = snapshot_with("x", 2);
-  topics_->set_cluster(led);
-  topics_->sync(*led, 1);
+  node_.topics->set_cluster(led);
+  node_.topics->sync(*led, 1);
   drain();
   ASSERT_TRUE(ready->has_value());
   EXPECT_TRUE(**ready);
 
   auto never = [this, rc] {
     return spawn<bool>(strand_, [this, rc] {
-      return handlers::wait_for_snapshot(*services_, *rc, [](const coordination::cluster_snapshot&) { return false; }, 300);
+      return handlers::wait_for_snapshot(*node_.services, *rc, [](const coordination::cluster_snapshot&) { return false; }, 300);
     });
   }();
   drain();
