@@ -5,9 +5,7 @@
 #include "broker/coordinator/runtime.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 
 #include "storage/record_batch.h"
 #include "tests/broker/single_node.h"

@@ -5,10 +5,8 @@
 #include "broker/purgatory.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 
 #include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
