@@ -31,7 +31,7 @@ class request_hooks {
 /// session's).
 class dispatcher {
  public:
-  /// `hooks` null: the no-op hooks.
+  /// `hooks` null: the no-op hooks (tests, and the security and metrics features, pass theirs here).
   explicit dispatcher(broker_services& services, request_hooks* hooks = nullptr);
 
   /// What the connection does with a request: send `frame`, send nothing (Produce acks=0), or close (`reason`
@@ -46,11 +46,6 @@ class dispatcher {
   /// awaitable completes. Runs on the connection's strand `executor`.
   boost::asio::awaitable<outcome> dispatch(session& s, std::span<const uint8_t> frame,
                                            boost::asio::any_io_executor executor);
-
-  broker_services& services() { return services_; }
-  /// Replaces the hooks (tests; the security and metrics features at start-up). Not thread-safe: call before
-  /// serving.
-  void set_hooks(request_hooks& hooks) { hooks_ = &hooks; }
 
  private:
   broker_services& services_;
