@@ -8,30 +8,6 @@
 
 namespace sluice::broker {
 
-namespace {
-
-/// groups::group_log over the runtime's internal_writer of one __consumer_offsets partition (Kafka appends group
-/// metadata and offsets with offsets.commit.required.acks=-1 and offsets.commit.timeout.ms). groups::group_error
-/// carries Kafka's numbers. Called on the partition's strand only.
-class group_log_adapter final : public groups::group_log {
- public:
-  explicit group_log_adapter(coordinator::internal_writer& writer) : writer_(writer) {}
-
-  void append(std::vector<groups::group_record> records, std::function<void(groups::group_error)> done) override {
-    std::vector<coordinator::internal_record> out;
-    out.reserve(records.size());
-    for (auto& r : records) out.push_back({std::move(r.key), std::move(r.value)});
-    writer_.append(out, [done = std::move(done)](protocol::error_code e) {
-      done(static_cast<groups::group_error>(static_cast<int16_t>(e)));
-    });
-  }
-
- private:
-  coordinator::internal_writer& writer_;
-};
-
-}  // namespace
-
 group_service::group_service(const broker_config& config, topic_registry& topics, sluice::clock& clock)
     : config_(config), topics_(topics), clock_(clock),
       runtime_(std::string(consumer_offsets_topic), topics, clock, config_long(config, "offsets.commit.timeout.ms", 5000),
@@ -74,9 +50,7 @@ group_service::group_service(const broker_config& config, topic_registry& topics
 void group_service::start() { (void)runtime_.load(); }
 
 std::unique_ptr<groups::group_coordinator> group_service::make_coordinator(shard& s) {
-  auto adapter = std::make_shared<group_log_adapter>(*s.writer);
-  s.log_adapter = adapter;
-  return std::make_unique<groups::group_coordinator>(s.part->index(), group_config_, clock_, *adapter);
+  return std::make_unique<groups::group_coordinator>(s.part->index(), group_config_, clock_);
 }
 
 kafka_error group_service::ensure_topic() {

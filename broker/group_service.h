@@ -77,6 +77,15 @@ asio::awaitable<R> group_call(group_service& svc, std::shared_ptr<group_service:
   co_return co_await std::move(op);
 }
 
+/// Runs `op(coordinator)`, which returns a groups::coordinator_result<R>, on the shard's strand; appends its records
+/// to __consumer_offsets (acks=-1), replays them once committed, and resumes with the response, or with
+/// `failed(error)` when the append failed (coordinator_runtime::write).
+template <typename R, typename Op>
+asio::awaitable<R> group_write_call(group_service& svc, std::shared_ptr<group_service::shard> s, Op op) {
+  auto write_op = svc.coordinators().write<R>(std::move(s), std::move(op));
+  co_return co_await std::move(write_op);
+}
+
 /// Runs `f(coordinator)` (returning a value) on the shard's strand (coordinator_runtime::run).
 template <typename F>
 auto group_run(group_service& svc, std::shared_ptr<group_service::shard> s, F f)

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/clock.h"
@@ -24,16 +25,22 @@ namespace sluice::broker::coordinator {
 
 namespace asio = boost::asio;
 
-/// What a shard is to the runtime: a deterministic state machine over its partition's records, with deadlines.
+/// What a shard is to the runtime (Kafka's CoordinatorShard): a deterministic state machine over its partition's
+/// records, with deadlines, that never writes. Its operations return the records to append with the response
+/// (`write`), or queue appends of their own (`take_writes`: what timers and other members' requests started);
+/// the runtime appends each, waits until it is committed, replays its records into the shard, then answers.
 /// Every call is made on the partition's strand.
 template <typename S>
 concept coordinator_shard = requires(S& s, const record_bytes& key, const std::optional<record_bytes>& value) {
+  typename S::error_type;  // an enum with Kafka's error numbers, for append outcomes
   s.begin_loading();
-  s.replay(key, value);  // one record, in offset order; no value: a tombstone
+  s.replay(key, value);  // one record, in offset order; no value: a tombstone (loading, and each committed write)
   s.finish_loading();
   s.unload();  // leadership left: forget everything, answer waiting calls NOT_COORDINATOR
   { s.next_deadline() } -> std::convertible_to<std::optional<int64_t>>;  // monotonic ms of the injected clock
   s.on_timer();  // runs every expired deadline
+  // Queued appends: each has `records` (each with `key`, `value`) and `done(error_type)`.
+  s.take_writes();
 };
 
 /// Threading: `slot_for`/`slots` may be called from any strand (they read an immutable snapshot); loading is
@@ -46,14 +53,12 @@ class coordinator_runtime {
   struct slot {
     std::shared_ptr<partition> part;
     std::unique_ptr<internal_writer> writer;
-    /// What the shard writes through, when it needs an adapter of its own over `writer` (kept with the shard).
-    std::shared_ptr<void> log_adapter;
     std::unique_ptr<Shard> shard;
     std::shared_ptr<purgatory_waiter> timer;
     std::optional<int64_t> armed;  // the deadline `timer` waits for
     partition::strand_type& strand() { return part->strand(); }
   };
-  /// Builds the shard of `s` (its part and writer are set; the factory may set log_adapter).
+  /// Builds the shard of `s` (its part and writer are set).
   using shard_factory = std::function<std::unique_ptr<Shard>(slot& s)>;
 
   /// `topic`: the internal topic; `commit_timeout_ms` bounds each write's wait for the ISR; `min_insync_replicas`
@@ -124,6 +129,7 @@ class coordinator_runtime {
       } else if (!leader) {
         log::info("coordinator {}-{}: led elsewhere now, unloading", topic_, s->part->index());
         s->shard->unload();
+        settle(s);  // unloading may answer and queue nothing, but keep one path
         s->armed.reset();
         if (s->timer) s->timer->wake();
       }
@@ -155,7 +161,7 @@ class coordinator_runtime {
       s->armed.reset();
       s->timer.reset();
       s->shard->on_timer();
-      arm_timer(s);
+      settle(s);
     });
   }
 
@@ -171,7 +177,7 @@ class coordinator_runtime {
           asio::post(back, [h, value = std::move(value)]() mutable { std::move (*h)(std::move(value)); });
         };
         work(*s->shard, std::move(reply));
-        arm_timer(s);
+        settle(s);
       });
     };
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(R)>(std::move(initiate),
@@ -188,7 +194,53 @@ class coordinator_runtime {
     co_return co_await std::move(op);
   }
 
+  /// Kafka's scheduleWriteOperation: runs `op(shard)` on the slot's strand, which returns a result with
+  /// `records`, `response` and `failed(error_type) -> R`; appends the records as one batch (acks=-1), and once the
+  /// high watermark passed them replays each into the shard and resumes the caller with `response`. A failed
+  /// append resumes it with `failed(error)` and replays nothing. No records: `response` at once.
+  template <typename R, typename Op>
+  asio::awaitable<R> write(std::shared_ptr<slot> s, Op op) {
+    auto work = [this, s, op = std::move(op)](Shard& shard, std::function<void(R)> reply) mutable {
+      auto result = op(shard);
+      if (result.records.empty()) {
+        reply(std::move(result.response));
+        return;
+      }
+      append(s, std::move(result.records),
+             [reply = std::move(reply), response = std::move(result.response),
+              failed = std::move(result.failed)](typename Shard::error_type e) mutable {
+               reply(e == typename Shard::error_type{} ? std::move(response) : failed(e));
+             });
+    };
+    auto call_op = call<R>(std::move(s), std::move(work));
+    co_return co_await std::move(call_op);
+  }
+
  private:
+  /// After every call into a shard: appends what it queued, then re-arms its timer.
+  void settle(const std::shared_ptr<slot>& s) {
+    for (auto& w : s->shard->take_writes()) append(s, std::move(w.records), std::move(w.done));
+    arm_timer(s);
+  }
+
+  /// Appends `records` (each with `key`, `value`) through the slot's writer; on commit replays them into the
+  /// shard, then `done(NONE)`; on failure `done(error)`. Then settles the slot (what `done` queued is appended).
+  template <typename Records, typename Done>
+  void append(const std::shared_ptr<slot>& s, Records records, Done done) {
+    auto out = std::make_shared<std::vector<internal_record>>();
+    out->reserve(records.size());
+    for (auto& r : records) out->push_back({std::move(r.key), std::move(r.value)});
+    s->writer->append(*out, [this, s, out, done = std::move(done)](protocol::error_code e) mutable {
+      using error_type = typename Shard::error_type;
+      const auto shard_error = static_cast<error_type>(static_cast<std::underlying_type_t<error_type>>(e));
+      if (e == protocol::error_code::none) {
+        for (const auto& r : *out) s->shard->replay(r.key, r.value);
+      }
+      done(shard_error);
+      settle(s);
+    });
+  }
+
   void load_on_strand(const std::shared_ptr<slot>& s) {
     auto& shard = *s->shard;
     shard.begin_loading();
@@ -197,7 +249,7 @@ class coordinator_runtime {
     });
     shard.finish_loading();
     if (records > 0) log::info("coordinator {}-{}: replayed {} records", topic_, s->part->index(), records);
-    arm_timer(s);
+    settle(s);
   }
 
   const std::string topic_;

@@ -1,5 +1,5 @@
 // group_coordinator, administration: DescribeGroups, ListGroups, DeleteGroups, OffsetDelete, and
-// cleanup_group (offset and group tombstones, also used by offset retention).
+// tombstones (offset and group tombstones, also used by offset retention).
 #include <algorithm>
 #include <cctype>
 
@@ -29,7 +29,7 @@ group_description group_coordinator::describe_group(const std::string& group_id)
     return d;
   }
   auto g = get_group(group_id);
-  if (!g) {
+  if (!g || g->is(group_state::dead)) {  // unknown, or deleted and on its way out
     d.state = "Dead";
     return d;
   }
@@ -67,52 +67,53 @@ list_groups_result group_coordinator::list_groups(const std::vector<std::string>
   return out;
 }
 
-void group_coordinator::delete_groups(const std::vector<std::string>& group_ids, delete_groups_callback done) {
-  auto results = std::make_shared<std::vector<group_deletion_result>>();
-  std::vector<std::shared_ptr<group>> eligible;
+coordinator_result<std::vector<group_deletion_result>> group_coordinator::delete_groups(
+    const std::vector<std::string>& group_ids) {
+  coordinator_result<std::vector<group_deletion_result>> out;
+  std::vector<std::shared_ptr<group>> deleted;
   for (const auto& id : group_ids) {
     if (auto e = validate(id, api::del)) {
-      results->push_back({id, *e});
+      out.response.push_back({id, *e});
       continue;
     }
     auto g = get_group(id);
     if (!g || g->is(group_state::dead)) {
-      results->push_back({id, group_error::group_id_not_found});
+      out.response.push_back({id, group_error::group_id_not_found});
     } else if (g->is(group_state::empty)) {
-      results->push_back({id, group_error::none});
-      eligible.push_back(g);
+      out.response.push_back({id, group_error::none});
+      std::vector<topic_partition> all;
+      for (const auto& [tp, c] : g->offsets) all.push_back(tp);
+      g->transition_to(group_state::dead, wall());  // whatever its pending commits: it is deleted
+      bool gone = false;
+      auto records = tombstones(g, all, &gone);
+      out.records.insert(out.records.end(), std::make_move_iterator(records.begin()),
+                         std::make_move_iterator(records.end()));
+      deleted.push_back(g);
     } else {
-      results->push_back({id, group_error::non_empty_group});
+      out.response.push_back({id, group_error::non_empty_group});
     }
   }
-  auto remaining = std::make_shared<size_t>(eligible.size() + 1);
-  auto finish = [this, results, remaining, done = std::move(done)]() mutable {
-    if (--*remaining == 0) reply(done, std::move(*results));
+  if (out.records.empty()) return out;
+  out.failed = [this, deleted, response = out.response](group_error e) mutable {
+    // Nothing was deleted: the groups are Empty again and their entries carry the error.
+    for (auto& g : deleted) {
+      revive(g);
+      for (auto& r : response) {
+        if (r.group_id == g->id) r.error = map_group_append_error(e);
+      }
+    }
+    return response;
   };
-  for (auto& g : eligible) {
-    g->transition_to(group_state::dead, wall());
-    cleanup_group(g, [](group& gg) {
-      std::vector<topic_partition> all;
-      for (const auto& [tp, c] : gg.offsets) all.push_back(tp);
-      return all;
-    }, [finish, id = g->id](group_error e) mutable {
-      // Kafka answers NONE once the group is gone from memory, whatever the append's outcome.
-      if (e != group_error::none) log::warn("groups: tombstones of deleted group {} failed: {}", id, to_string(e));
-      finish();
-    });
-  }
-  finish();
-  flush();
+  return out;
 }
 
-void group_coordinator::offset_delete(const std::string& group_id, const std::vector<topic_partition>& partitions,
-                                      offset_delete_callback done) {
-  offset_delete_result out;
+coordinator_result<offset_delete_result> group_coordinator::offset_delete(const std::string& group_id,
+                                                                          const std::vector<topic_partition>& partitions) {
+  coordinator_result<offset_delete_result> result;
+  offset_delete_result& out = result.response;
   if (auto e = validate(group_id, api::offset_delete)) {
     out.error = *e;
-    reply(done, std::move(out));
-    flush();
-    return;
+    return result;
   }
   auto g = get_group(group_id);
   std::vector<topic_partition> eligible;
@@ -131,11 +132,7 @@ void group_coordinator::offset_delete(const std::string& group_id, const std::ve
   } else {
     out.error = group_error::non_empty_group;
   }
-  if (eligible.empty()) {
-    reply(done, std::move(out));
-    flush();
-    return;
-  }
+  if (eligible.empty()) return result;
   for (const auto& tp : eligible) out.partitions.push_back({tp, group_error::none});
   // Answer in request order.
   std::vector<partition_error> ordered;
@@ -144,48 +141,45 @@ void group_coordinator::offset_delete(const std::string& group_id, const std::ve
     ordered.push_back(*it);
   }
   out.partitions = std::move(ordered);
-  cleanup_group(g, [eligible](group& gg) {
-    std::vector<topic_partition> removed;
-    for (const auto& tp : eligible) {
-      if (gg.offsets.count(tp)) removed.push_back(tp);
-    }
-    return removed;
-  }, [this, out = std::move(out), done = std::move(done)](group_error e) mutable {
-    if (e != group_error::none) log::warn("groups: offset tombstones failed: {}", to_string(e));
-    reply(done, std::move(out));
-  });
-  flush();
+  std::vector<topic_partition> removed;
+  for (const auto& tp : eligible) {
+    if (g->offsets.count(tp)) removed.push_back(tp);
+  }
+  bool deleted = false;
+  result.records = tombstones(g, removed, &deleted);
+  if (result.records.empty()) return result;
+  result.failed = [this, g, deleted](group_error e) {
+    // Kafka answers the partitions' NONE once they are gone from memory; they are not, so say why.
+    if (deleted) revive(g);
+    offset_delete_result r;
+    r.error = map_group_append_error(e);
+    return r;
+  };
+  return result;
 }
 
-std::vector<topic_partition> group_coordinator::cleanup_group(
-    const std::shared_ptr<group>& g, const std::function<std::vector<topic_partition>(group&)>& selector,
-    std::function<void(group_error)> done) {
-  auto removed = selector(*g);
+std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<group>& g,
+                                                        const std::vector<topic_partition>& removed, bool* deleted) {
   std::vector<group_record> records;
   for (const auto& tp : removed) {
-    g->offsets.erase(tp);
     records.push_back({encode_key(offset_commit_key{g->id, tp.topic, tp.partition}), std::nullopt});
   }
-  if (g->is(group_state::empty) && !g->has_offsets()) {
-    log::info("groups: group {} transitioned to Dead in generation {}", g->id, g->generation_id);
-    g->transition_to(group_state::dead, wall());
+  const bool offsets_left = !g->pending_offset_commits.empty() || g->offsets.size() > removed.size();
+  *deleted = (g->is(group_state::empty) || g->is(group_state::dead)) && (!offsets_left || g->is(group_state::dead));
+  if (*deleted) {
+    if (!g->is(group_state::dead)) {
+      log::info("groups: group {} transitioned to Dead in generation {}", g->id, g->generation_id);
+      g->transition_to(group_state::dead, wall());
+    }
+    records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
   }
-  if (g->is(group_state::dead)) {
-    groups_.erase(g->id);
-    // A group that never completed a generation has no metadata record to delete.
-    if (g->generation_id > 0) records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
-  }
-  if (records.empty()) {
-    done(group_error::none);
-    return removed;
-  }
-  std::weak_ptr<int> alive = alive_;
-  log_.append(std::move(records), [this, alive, done = std::move(done)](group_error e) {
-    if (alive.expired()) return;
-    done(e);
-    flush();
-  });
-  return removed;
+  return records;
+}
+
+void group_coordinator::revive(const std::shared_ptr<group>& g) {
+  auto it = groups_.find(g->id);
+  if (it == groups_.end() || it->second != g || !g->is(group_state::dead)) return;
+  g->transition_to(group_state::empty, wall());
 }
 
 }  // namespace sluice::groups

@@ -25,27 +25,6 @@ std::string random_uuid() {
   return buf;
 }
 
-// Kafka's GroupMetadataManager.storeGroup error mapping of the append result.
-group_error map_group_append_error(group_error e) {
-  switch (e) {
-    case group_error::unknown_topic_or_partition:
-    case group_error::not_enough_replicas:
-    case group_error::not_enough_replicas_after_append:
-      return group_error::coordinator_not_available;
-    case group_error::not_leader_or_follower:
-    case group_error::kafka_storage_error:
-      return group_error::not_coordinator;
-    case group_error::request_timed_out:
-      return group_error::rebalance_in_progress;
-    case group_error::message_too_large:
-    case group_error::record_list_too_large:
-    case group_error::invalid_fetch_size:
-      return group_error::unknown_server_error;
-    default:
-      return e;
-  }
-}
-
 }  // namespace
 
 std::string_view to_string(group_coordinator::load_state s) {
@@ -58,8 +37,8 @@ std::string_view to_string(group_coordinator::load_state s) {
 }
 
 group_coordinator::group_coordinator(int32_t partition, group_config config, const sluice::clock& clock,
-                                     group_log& log, std::function<std::string()> uuid)
-    : partition_(partition), config_(config), clock_(clock), log_(log),
+                                     std::function<std::string()> uuid)
+    : partition_(partition), config_(config), clock_(clock),
       uuid_(uuid ? std::move(uuid) : std::function<std::string()>(random_uuid)) {}
 
 group_coordinator::~group_coordinator() = default;
@@ -129,9 +108,19 @@ void group_coordinator::begin_loading() {
 }
 
 void group_coordinator::replay(const bytes& key, const std::optional<bytes>& value) {
+  if (state_ == load_state::inactive) return;  // a write that completed after unload(): the next load reads it
   auto k = decode_key(key);
   if (!k) {
     log::warn("groups[{}]: skipping undecodable __consumer_offsets key: {}", partition_, k.err().message);
+    return;
+  }
+  if (state_ == load_state::active) {
+    if (auto* ok = std::get_if<offset_commit_key>(&*k)) {
+      replay_offset(ok->group, topic_partition{ok->topic, ok->partition}, value);
+    } else if (auto* gk = std::get_if<group_metadata_key>(&*k); gk && !value) {
+      replay_group_tombstone(gk->group);
+    }
+    // A group metadata value is the snapshot of a live group that already holds it.
     return;
   }
   if (auto* ok = std::get_if<offset_commit_key>(&*k)) {
@@ -250,16 +239,62 @@ group_record group_coordinator::group_metadata_record(const group& g,
   return group_record{encode_key(group_metadata_key{g.id}), encode_value(v)};
 }
 
+void group_coordinator::write(std::vector<group_record> records, std::function<void(group_error)> done) {
+  writes_.push_back({std::move(records), [this, done = std::move(done)](group_error e) {
+                       done(e);
+                       flush();
+                     }});
+}
+
+std::vector<group_write> group_coordinator::take_writes() {
+  auto out = std::move(writes_);
+  writes_.clear();
+  return out;
+}
+
 void group_coordinator::store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
                                     std::function<void(group_error)> done) {
   std::vector<group_record> records;
   records.push_back(group_metadata_record(*g, assignment));
-  std::weak_ptr<int> alive = alive_;
-  log_.append(std::move(records), [this, alive, done = std::move(done)](group_error e) {
-    if (alive.expired()) return;
-    done(map_group_append_error(e));
-    flush();
-  });
+  write(std::move(records), [done = std::move(done)](group_error e) { done(map_group_append_error(e)); });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Live replay: committed records this coordinator asked for
+
+void group_coordinator::replay_offset(const std::string& group_id, const topic_partition& tp,
+                                      const std::optional<bytes>& value) {
+  if (!value) {
+    auto g = get_group(group_id);
+    if (!g) return;
+    g->offsets.erase(tp);
+    return;
+  }
+  auto v = decode_offset_commit_value(*value);
+  if (!v) {
+    log::warn("groups[{}]: skipping offset record of group {}: {}", partition_, group_id, v.err().message);
+    return;
+  }
+  // A commit for a group no longer in memory makes an offsets-only group, as a reload would.
+  auto g = get_or_create(group_id, true);
+  g->offsets[tp] = committed_offset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp};
+  auto it = g->pending_offset_commits.find(tp);
+  if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
+}
+
+void group_coordinator::replay_group_tombstone(const std::string& group_id) {
+  auto g = get_group(group_id);
+  if (!g || !g->members.empty()) return;
+  if (!g->has_offsets()) {
+    groups_.erase(group_id);
+    return;
+  }
+  // Offsets committed while the deletion was on its way outlive it, as a reload would keep them: they make
+  // an offsets-only group.
+  auto fresh = std::make_shared<group>(group_id, wall());
+  fresh->offsets = std::move(g->offsets);
+  fresh->pending_offset_commits = std::move(g->pending_offset_commits);
+  groups_[group_id] = fresh;
 }
 
 }  // namespace sluice::groups

@@ -11,8 +11,8 @@
 
 #include "base/clock.h"
 #include "broker/groups/group.h"
-#include "broker/groups/group_log.h"
 #include "broker/groups/group_types.h"
+#include "broker/groups/group_write.h"
 #include "broker/groups/record_codec.h"
 
 namespace sluice::groups {
@@ -21,8 +21,8 @@ namespace sluice::groups {
 /// of every group when constructed with partition -1 (tests, single-instance setups).
 ///
 /// Threading: NOT thread-safe. One strand owns each instance: the broker creates one asio strand per
-/// __consumer_offsets partition and calls every member function, and runs every group_log completion,
-/// on that strand. Callbacks passed in are invoked on that strand too, after the call that completes
+/// __consumer_offsets partition and calls every member function, and runs every write's completion
+/// and replay, on that strand. Callbacks passed in are invoked on that strand too, after the call that completes
 /// them has updated the state (never in the middle of a transition), and may call back into the
 /// coordinator.
 ///
@@ -32,18 +32,28 @@ namespace sluice::groups {
 ///
 /// Lifecycle: starts inactive (every API answers NOT_COORDINATOR). When this broker becomes leader of
 /// the partition: `begin_loading()`, `replay()` every record of the partition in offset order,
-/// `finish_loading()`. When it stops being leader: `unload()`. Keep the object alive while appends it
-/// started may still complete.
+/// `finish_loading()`. When it stops being leader: `unload()`. Keep the object alive while writes it
+/// queued may still complete.
 ///
-/// Persistence: every decision that must survive is appended through `group_log` as __consumer_offsets
-/// records (see record_codec.h); OffsetCommit, SyncGroup (leader) and DeleteGroups/OffsetDelete answer
-/// only after the append completed, as Kafka does.
+/// Persistence (Kafka's CoordinatorShard shape, group_write.h): the coordinator never writes. OffsetCommit,
+/// DeleteGroups and OffsetDelete return a `coordinator_result` (the records and the answer); what a timer or
+/// another member started (the leader's assignment, a static member's new member id, an emptied group, expired
+/// offsets) is queued as a `group_write` for `take_writes()`. The owner appends each as one batch, waits until
+/// it is committed, calls `replay()` for each of its records, then answers. Committed offsets change, and
+/// deleted groups leave memory, only in `replay()`: as in Kafka, an OffsetCommit is visible to OffsetFetch
+/// once committed, and a coordinator rebuilt from the log holds what the live one held. Membership (members,
+/// generation, assignment) is the live state machine's own: its group metadata record is a snapshot of it for
+/// reloading, so replaying one into an active coordinator changes nothing (Kafka's classic groups write theirs
+/// with replayRecords=false). SyncGroup (leader) answers after its append, as Kafka does.
 class group_coordinator {
  public:
   enum class load_state { inactive, loading, active };
 
+  /// Kafka's numbers, for the runtime's append outcomes (coordinator_shard).
+  using error_type = group_error;
+
   /// `uuid` makes the random part of new member ids (default: random UUID v4 text).
-  group_coordinator(int32_t partition, group_config config, const sluice::clock& clock, group_log& log,
+  group_coordinator(int32_t partition, group_config config, const sluice::clock& clock,
                     std::function<std::string()> uuid = {});
   ~group_coordinator();
   group_coordinator(const group_coordinator&) = delete;
@@ -51,9 +61,13 @@ class group_coordinator {
 
   // ---- ownership of the partition (group_coordinator.cc) ----
   void begin_loading();
-  /// Applies one __consumer_offsets record (last record per key wins; no value = tombstone).
-  /// Undecodable records are logged and skipped.
+  /// Applies one __consumer_offsets record (last record per key wins; no value = tombstone). While loading
+  /// it rebuilds the partition's groups; once active it applies a committed record this coordinator asked
+  /// for (an offset commit sets the offset; offset and group tombstones remove them, and a deleted group
+  /// leaves memory with its last offset); inactive, it ignores it. Undecodable records are logged and skipped.
   void replay(const bytes& key, const std::optional<bytes>& value);
+  /// The appends queued since the last call (group_write.h), in the order they must be appended.
+  std::vector<group_write> take_writes();
   /// Rebuilds the groups: those with members are Stable with their sessions restarted now, others
   /// Empty; groups with only offsets are Empty groups without protocol type.
   void finish_loading();
@@ -74,8 +88,9 @@ class group_coordinator {
   leave_group_result leave_group(const std::string& group_id, const std::vector<member_identity>& members);
 
   // ---- offsets (offsets.cc) ----
-  /// OffsetCommit v0-9: per-partition errors in request order, after the append.
-  void offset_commit(offset_commit_request request, offset_commit_callback done);
+  /// OffsetCommit v0-9: per-partition errors in request order; the offset commit records, applied when
+  /// replayed. `failed` maps the append's error as Kafka's storeOffsets does.
+  coordinator_result<offset_commit_result> offset_commit(offset_commit_request request);
   /// OffsetFetch for one group. `partitions` none: every committed partition. Unknown partitions come
   /// back with offset -1, leader epoch -1, metadata "".
   offset_fetch_result offset_fetch(const std::string& group_id,
@@ -89,11 +104,15 @@ class group_coordinator {
   /// group here), case-insensitively; empty filters list everything.
   list_groups_result list_groups(const std::vector<std::string>& states = {},
                                  const std::vector<std::string>& types = {}) const;
-  /// DeleteGroups: only Empty groups (else NON_EMPTY_GROUP); unknown ones GROUP_ID_NOT_FOUND.
-  void delete_groups(const std::vector<std::string>& group_ids, delete_groups_callback done);
-  /// OffsetDelete (KIP-496): GROUP_SUBSCRIBED_TO_TOPIC for topics a "consumer" group subscribes to.
-  void offset_delete(const std::string& group_id, const std::vector<topic_partition>& partitions,
-                     offset_delete_callback done);
+  /// DeleteGroups: only Empty groups (else NON_EMPTY_GROUP); unknown ones GROUP_ID_NOT_FOUND. A deleted
+  /// group is Dead at once (joins get COORDINATOR_NOT_AVAILABLE and retry) and leaves memory when its
+  /// tombstones are replayed; if they cannot be appended it is Empty again and its entry carries the
+  /// append's error (mapped as Kafka's coordinator maps write errors).
+  coordinator_result<std::vector<group_deletion_result>> delete_groups(const std::vector<std::string>& group_ids);
+  /// OffsetDelete (KIP-496): GROUP_SUBSCRIBED_TO_TOPIC for topics a "consumer" group subscribes to; the
+  /// offsets go when the tombstones are replayed.
+  coordinator_result<offset_delete_result> offset_delete(const std::string& group_id,
+                                                         const std::vector<topic_partition>& partitions);
 
   // ---- time (timers.cc) ----
   /// Earliest monotonic deadline (session expiry, join/sync phase end, initial delay, offset
@@ -124,8 +143,14 @@ class group_coordinator {
   }
   static join_group_result join_error(const std::string& member_id, group_error e);
   group_record group_metadata_record(const group& g, const std::map<std::string, bytes>& assignment) const;
+  /// Queues `records` for take_writes(); `done(mapped error)` runs after the outcome, then queued answers go.
+  void write(std::vector<group_record> records, std::function<void(group_error)> done);
+  /// Queues the group's metadata record; `done` gets the append's error mapped as Kafka's storeGroup does.
   void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
                    std::function<void(group_error)> done);
+  /// Live replay of committed records (replay() once active).
+  void replay_offset(const std::string& group_id, const topic_partition& tp, const std::optional<bytes>& value);
+  void replay_group_tombstone(const std::string& group_id);
 
   // join_phase.cc: the join phase, static member replacement, leader election.
   bool accept_joining_member(const group& g, const std::string& member_id) const;
@@ -157,16 +182,18 @@ class group_coordinator {
   void remove_pending_member_and_update_group(group& g, const std::string& member_id);
 
   // offsets.cc: commits and offset retention.
-  void store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r, offset_commit_callback cb);
+  coordinator_result<offset_commit_result> store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r);
   std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
   void expire_offsets();
 
   // admin.cc: tombstones.
-  /// Removes `g`'s offsets chosen by `selector`, then (if Empty without offsets) the group itself, and
-  /// appends the tombstones. Returns the removed partitions.
-  std::vector<topic_partition> cleanup_group(const std::shared_ptr<group>& g,
-      const std::function<std::vector<topic_partition>(group&)>& selector,
-      std::function<void(group_error)> done);
+  /// The tombstones removing `removed` offsets of `g` and, when that leaves an Empty (or Dead) group without
+  /// offsets, the group's own (written whatever its generation, as Kafka does): it turns Dead now and leaves
+  /// memory when its tombstone is replayed. `*deleted` tells whether the group goes.
+  std::vector<group_record> tombstones(const std::shared_ptr<group>& g, const std::vector<topic_partition>& removed,
+                                       bool* deleted);
+  /// After a failed tombstone append: a group made Dead for it is Empty again.
+  void revive(const std::shared_ptr<group>& g);
 
   // timers.cc: expired deadlines.
   void process_group_deadlines(const std::shared_ptr<group>& g, int64_t now);
@@ -176,7 +203,6 @@ class group_coordinator {
   int32_t partition_;
   group_config config_;
   const sluice::clock& clock_;
-  group_log& log_;
   std::function<std::string()> uuid_;
   load_state state_ = load_state::inactive;
   std::map<std::string, std::shared_ptr<group>> groups_;
@@ -186,7 +212,7 @@ class group_coordinator {
   std::map<std::string, std::map<topic_partition, committed_offset>> replay_offsets_;
   std::vector<std::function<void()>> out_;   // answers to deliver when the current call ends
   bool flushing_ = false;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // appends' completions check it
+  std::vector<group_write> writes_;          // appends for take_writes()
 };
 
 std::string_view to_string(group_coordinator::load_state s);

@@ -51,6 +51,46 @@ class groups_error_category final : public std::error_category {
 
 }  // namespace
 
+// Kafka's GroupMetadataManager.storeGroup error mapping of the append result.
+group_error map_group_append_error(group_error e) {
+  switch (e) {
+    case group_error::unknown_topic_or_partition:
+    case group_error::not_enough_replicas:
+    case group_error::not_enough_replicas_after_append:
+      return group_error::coordinator_not_available;
+    case group_error::not_leader_or_follower:
+    case group_error::kafka_storage_error:
+      return group_error::not_coordinator;
+    case group_error::request_timed_out:
+      return group_error::rebalance_in_progress;
+    case group_error::message_too_large:
+    case group_error::record_list_too_large:
+    case group_error::invalid_fetch_size:
+      return group_error::unknown_server_error;
+    default:
+      return e;
+  }
+}
+
+// Kafka's GroupMetadataManager.storeOffsets error mapping of the append result.
+group_error map_offset_append_error(group_error e) {
+  switch (e) {
+    case group_error::unknown_topic_or_partition:
+    case group_error::not_enough_replicas:
+    case group_error::not_enough_replicas_after_append:
+      return group_error::coordinator_not_available;
+    case group_error::not_leader_or_follower:
+    case group_error::kafka_storage_error:
+      return group_error::not_coordinator;
+    case group_error::message_too_large:
+    case group_error::record_list_too_large:
+    case group_error::invalid_fetch_size:
+      return group_error::invalid_commit_offset_size;
+    default:
+      return e;
+  }
+}
+
 const std::error_category& groups_category() noexcept {
   static const groups_error_category instance;
   return instance;

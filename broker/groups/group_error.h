@@ -56,4 +56,12 @@ inline std::error_code make_error_code(group_error e) noexcept { return {static_
 /// Kafka's upper-case name of the error ("REBALANCE_IN_PROGRESS"), for logs and test messages.
 std::string_view to_string(group_error e);
 
+/// What a client is told when a __consumer_offsets append failed with `e`, as Kafka's coordinator maps it.
+/// Both: NOT_ENOUGH_REPLICAS(_AFTER_APPEND), UNKNOWN_TOPIC_OR_PARTITION -> COORDINATOR_NOT_AVAILABLE;
+/// NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> NOT_COORDINATOR. Group metadata (storeGroup, also
+/// DeleteGroups): REQUEST_TIMED_OUT -> REBALANCE_IN_PROGRESS, a too large batch -> UNKNOWN_SERVER_ERROR.
+/// Offset commits (storeOffsets): a too large batch -> INVALID_COMMIT_OFFSET_SIZE. Others unchanged.
+group_error map_group_append_error(group_error e);
+group_error map_offset_append_error(group_error e);
+
 }  // namespace sluice::groups

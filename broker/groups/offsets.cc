@@ -4,43 +4,16 @@
 
 namespace sluice::groups {
 
-namespace {
-
-// Kafka's GroupMetadataManager.storeOffsets error mapping of the append result.
-group_error map_offset_append_error(group_error e) {
-  switch (e) {
-    case group_error::unknown_topic_or_partition:
-    case group_error::not_enough_replicas:
-    case group_error::not_enough_replicas_after_append:
-      return group_error::coordinator_not_available;
-    case group_error::not_leader_or_follower:
-    case group_error::kafka_storage_error:
-      return group_error::not_coordinator;
-    case group_error::message_too_large:
-    case group_error::record_list_too_large:
-    case group_error::invalid_fetch_size:
-      return group_error::invalid_commit_offset_size;
-    default:
-      return e;
-  }
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------------
 // OffsetCommit, OffsetFetch
 
-void group_coordinator::offset_commit(offset_commit_request r, offset_commit_callback done) {
+coordinator_result<offset_commit_result> group_coordinator::offset_commit(offset_commit_request r) {
   auto all = [&](group_error e) {
-    offset_commit_result res;
-    for (const auto& p : r.partitions) res.partitions.push_back({p.tp, e});
-    reply(done, std::move(res));
+    coordinator_result<offset_commit_result> res;
+    for (const auto& p : r.partitions) res.response.partitions.push_back({p.tp, e});
+    return res;
   };
-  if (auto e = validate(r.group_id, api::offset_commit)) {
-    all(*e);
-    flush();
-    return;
-  }
+  if (auto e = validate(r.group_id, api::offset_commit)) return all(*e);
   auto g = get_group(r.group_id);
   if (!g) {
     if (r.generation_id < 0) {
@@ -49,9 +22,7 @@ void group_coordinator::offset_commit(offset_commit_request r, offset_commit_cal
     } else {
       // Kafka 4.x (OffsetMetadataManager.validateOffsetCommit): GROUP_ID_NOT_FOUND from v9, which works
       // for classic and KIP-848 groups alike; ILLEGAL_GENERATION before, for compatibility.
-      all(r.api_version >= 9 ? group_error::group_id_not_found : group_error::illegal_generation);
-      flush();
-      return;
+      return all(r.api_version >= 9 ? group_error::group_id_not_found : group_error::illegal_generation);
     }
   }
   std::optional<group_error> v;
@@ -72,81 +43,58 @@ void group_coordinator::offset_commit(offset_commit_request r, offset_commit_cal
   } else if (!g->is(group_state::empty)) {
     v = group_error::unknown_member_id;  // only members may commit for a group with members
   }
-  if (v) {
-    all(*v);
-  } else {
-    switch (g->state) {
-      case group_state::empty:
-        store_offsets(g, r, std::move(done));
-        break;
-      case group_state::stable:
-      case group_state::preparing_rebalance: {
-        // During PreparingRebalance commits are still allowed: the heartbeat tells of the rebalance.
-        schedule_heartbeat(*g, *g->find(r.member_id));
-        store_offsets(g, r, std::move(done));
-        break;
-      }
-      case group_state::completing_rebalance:
-        all(group_error::rebalance_in_progress);
-        break;
-      case group_state::dead:
-        all(group_error::coordinator_not_available);
-        break;
-    }
+  if (v) return all(*v);
+  switch (g->state) {
+    case group_state::empty:
+      return store_offsets(g, r);
+    case group_state::stable:
+    case group_state::preparing_rebalance:
+      // During PreparingRebalance commits are still allowed: the heartbeat tells of the rebalance.
+      schedule_heartbeat(*g, *g->find(r.member_id));
+      return store_offsets(g, r);
+    case group_state::completing_rebalance:
+      return all(group_error::rebalance_in_progress);
+    case group_state::dead:
+      break;
   }
-  flush();
+  return all(group_error::coordinator_not_available);
 }
 
-void group_coordinator::store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r,
-                                      offset_commit_callback cb) {
+coordinator_result<offset_commit_result> group_coordinator::store_offsets(const std::shared_ptr<group>& g,
+                                                                          offset_commit_request& r) {
   int64_t now_wall = wall();
   std::vector<bool> valid(r.partitions.size());
-  std::vector<group_record> records;
-  std::vector<std::pair<topic_partition, committed_offset>> pending;
+  std::vector<topic_partition> tps;
+  coordinator_result<offset_commit_result> out;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const auto& p = r.partitions[i];
+    tps.push_back(p.tp);
     std::string metadata = p.metadata.value_or("");
     valid[i] = static_cast<int64_t>(metadata.size()) <= config_.offset_metadata_max_bytes;
+    out.response.partitions.push_back({p.tp, valid[i] ? group_error::none : group_error::offset_metadata_too_large});
     if (!valid[i]) continue;
-    committed_offset c;
-    c.offset = p.offset;
-    c.leader_epoch = p.leader_epoch;
-    c.metadata = std::move(metadata);
-    c.commit_timestamp = p.commit_timestamp_ms == -1 ? now_wall : p.commit_timestamp_ms;
-    if (r.retention_time_ms != -1) c.expire_timestamp = now_wall + r.retention_time_ms;
-    records.push_back({encode_key(offset_commit_key{g->id, p.tp.topic, p.tp.partition}),
-                       encode_value(offset_commit_value{c.offset, c.leader_epoch, c.metadata,
-                                                        c.commit_timestamp, c.expire_timestamp})});
-    pending.emplace_back(p.tp, std::move(c));
+    const int64_t commit_timestamp = p.commit_timestamp_ms == -1 ? now_wall : p.commit_timestamp_ms;
+    std::optional<int64_t> expire_timestamp;
+    if (r.retention_time_ms != -1) expire_timestamp = now_wall + r.retention_time_ms;
+    out.records.push_back({encode_key(offset_commit_key{g->id, p.tp.topic, p.tp.partition}),
+                           encode_value(offset_commit_value{p.offset, p.leader_epoch, std::move(metadata),
+                                                            commit_timestamp, expire_timestamp})});
+    // Until replayed (or failed), OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for it.
+    g->pending_offset_commits[p.tp] += 1;
   }
-  auto answer = [valid, tps = [&] {
-    std::vector<topic_partition> v;
-    for (const auto& p : r.partitions) v.push_back(p.tp);
-    return v;
-  }()](group_error e) {
+  if (out.records.empty()) return out;
+  out.failed = [this, g, valid = std::move(valid), tps = std::move(tps)](group_error e) {
     offset_commit_result res;
     for (size_t i = 0; i < tps.size(); ++i) {
-      res.partitions.push_back({tps[i], valid[i] ? e : group_error::offset_metadata_too_large});
+      if (valid[i]) {
+        auto it = g->pending_offset_commits.find(tps[i]);
+        if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
+      }
+      res.partitions.push_back({tps[i], valid[i] ? map_offset_append_error(e) : group_error::offset_metadata_too_large});
     }
     return res;
   };
-  if (records.empty()) {
-    reply(cb, answer(group_error::none));
-    return;
-  }
-  for (const auto& [tp, c] : pending) g->pending_offset_commits[tp] += 1;
-  std::weak_ptr<int> alive = alive_;
-  log_.append(std::move(records), [this, alive, g, pending = std::move(pending), answer = std::move(answer),
-                                   cb = std::move(cb)](group_error e) mutable {
-    if (alive.expired()) return;
-    for (const auto& [tp, c] : pending) {
-      auto it = g->pending_offset_commits.find(tp);
-      if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
-      if (e == group_error::none && !g->is(group_state::dead)) g->offsets[tp] = c;
-    }
-    reply(cb, answer(map_offset_append_error(e)));
-    flush();
-  });
+  return out;
 }
 
 offset_fetch_result group_coordinator::offset_fetch(const std::string& group_id,
@@ -222,13 +170,18 @@ void group_coordinator::expire_offsets() {
   std::vector<std::shared_ptr<group>> all;
   for (const auto& [id, g] : groups_) all.push_back(g);
   for (auto& g : all) {
-    auto removed = cleanup_group(g, [&](group& gg) { return expired_offsets(gg, now_wall); },
-                                 [id = g->id](group_error e) {
-                                   if (e != group_error::none) {
-                                     log::warn("groups: expiration tombstones of group {} failed: {}", id, to_string(e));
-                                   }
-                                 });
-    if (!removed.empty()) log::info("groups: removed {} expired offsets of group {}", removed.size(), g->id);
+    if (g->is(group_state::dead)) continue;  // its tombstones are on their way
+    auto removed = expired_offsets(*g, now_wall);
+    bool deleted = false;
+    auto records = tombstones(g, removed, &deleted);
+    if (records.empty()) continue;
+    log::info("groups: removing {} expired offsets of group {}{}", removed.size(), g->id,
+              deleted ? " and the group" : "");
+    write(std::move(records), [this, g, deleted](group_error e) {
+      if (e == group_error::none) return;
+      log::warn("groups: expiration tombstones of group {} failed: {}", g->id, to_string(e));
+      if (deleted) revive(g);
+    });
   }
 }
 

@@ -21,8 +21,8 @@ task<response> delete_groups(broker_services& svc, request_context& rc, protocol
     }
   }
   for (auto& [s, ids] : by_shard) {
-    auto work = [ids](groups::group_coordinator& c, auto reply) { c.delete_groups(ids, std::move(reply)); };
-    auto results = co_await group_call<std::vector<groups::group_deletion_result>>(svc.groups, s, std::move(work));
+    auto op = [ids](groups::group_coordinator& c) { return c.delete_groups(ids); };
+    auto results = co_await group_write_call<std::vector<groups::group_deletion_result>>(svc.groups, s, std::move(op));
     for (const auto& r : results) codes[r.group_id] = to_kafka(r.error);
   }
   response resp;

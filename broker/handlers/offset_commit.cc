@@ -43,10 +43,8 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
     if (!s) {
       for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
     } else {
-      auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
-        c.offset_commit(std::move(r), std::move(reply));
-      };
-      auto result = co_await group_call<groups::offset_commit_result>(svc.groups, s, std::move(work));
+      auto op = [r = std::move(r)](groups::group_coordinator& c) mutable { return c.offset_commit(std::move(r)); };
+      auto result = co_await group_write_call<groups::offset_commit_result>(svc.groups, s, std::move(op));
       for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
         codes[where[i].first][where[i].second] = to_kafka(result.partitions[i].error);
       }

@@ -24,10 +24,8 @@ task<response> offset_delete(broker_services& svc, request_context& rc, protocol
       }
     }
   }
-  auto work = [id = req.group_id, parts](groups::group_coordinator& c, auto reply) {
-    c.offset_delete(id, parts, std::move(reply));
-  };
-  auto result = co_await group_call<groups::offset_delete_result>(svc.groups, s, std::move(work));
+  auto op = [id = req.group_id, parts](groups::group_coordinator& c) { return c.offset_delete(id, parts); };
+  auto result = co_await group_write_call<groups::offset_delete_result>(svc.groups, s, std::move(op));
   resp.error_code = to_kafka(result.error);
   if (resp.error_code != error_code::none) co_return resp;
   for (const auto& t : req.topics) {

@@ -1,7 +1,8 @@
 // broker::coordinator::coordinator_runtime with a toy shard, on the manual clock: a shard is built per partition of
 // its internal topic and loaded by replaying the log when led here; its deadline fires when the clock reaches it
 // and not before; a write completes when the high watermark passes it (or times out at the commit timeout);
-// leadership leaving unloads the shard and ends its timer; coming back replays again.
+// leadership leaving unloads the shard and ends its timer; coming back replays again; a shard's records (returned
+// with a response, or queued) are appended, replayed into it only once committed, then answered.
 #include "broker/coordinator/runtime.h"
 
 #include <gtest/gtest.h>
@@ -13,8 +14,20 @@
 namespace sluice::broker::coordinator {
 namespace {
 
-/// Remembers what it replayed; its one deadline counts the times it ran.
+/// Remembers what it replayed; its one deadline counts the times it ran; `queued` appends go to take_writes().
 struct toy_shard {
+  enum class error_type : int16_t { none = 0 };  // Kafka's numbers
+  struct write {
+    std::vector<internal_record> records;
+    std::function<void(error_type)> done;
+  };
+  std::vector<write> queued;
+  std::vector<write> take_writes() {
+    auto out = std::move(queued);
+    queued.clear();
+    return out;
+  }
+
   const sluice::clock* clock = nullptr;
   std::vector<std::string> replayed;
   bool active = false;
@@ -43,6 +56,13 @@ struct toy_shard {
 };
 
 using toy_runtime = coordinator_runtime<toy_shard>;
+
+/// What a toy write operation returns (the shape of groups::coordinator_result).
+struct toy_result {
+  std::vector<internal_record> records;
+  std::string response;
+  std::function<std::string(toy_shard::error_type)> failed;
+};
 
 class CoordinatorRuntimeTest : public ::testing::Test {
  protected:
@@ -150,6 +170,45 @@ TEST_F(CoordinatorRuntimeTest, WriteCompletesWhenTheHighWatermarkPassesItOrTimes
   drain();
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(*second, protocol::error_code::request_timed_out);
+}
+
+TEST_F(CoordinatorRuntimeTest, WriteReplaysTheRecordsOnlyOnceCommittedThenAnswers) {
+  ASSERT_TRUE(runtime_->load());
+  drain();
+  auto p = part(0);
+  p->become_leader(0, 1, {0, 1}, {0, 1}, 0, 0);  // a follower in the ISR: the HW waits for it
+  auto op = [](toy_shard& s) {
+    // The operation also queues an append of its own (what a timer or another member would start).
+    s.queued.push_back({{{{'q'}, record_bytes{'1'}}}, [&s](toy_shard::error_type e) {
+                          s.replayed.push_back(e == toy_shard::error_type::none ? "queued done" : "queued failed");
+                        }});
+    return toy_result{{{{'w'}, record_bytes{'2'}}, {{'x'}, std::nullopt}}, "answer",
+                      [](toy_shard::error_type e) { return "failed " + std::to_string(static_cast<int>(e)); }};
+  };
+  auto answer = asio::co_spawn(io_, runtime_->write<std::string>(runtime_->slot_for(0), op), asio::use_future);
+  drain();
+  EXPECT_NE(answer.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(p->log_end_offset(), 3) << "both batches appended";
+  EXPECT_TRUE(run(0, [](toy_shard& s) { return s.replayed; }).empty()) << "nothing replayed before the commit";
+  p->record_follower_fetch(1, 3, 0);  // HW 3
+  drain();
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(answer.get(), "answer");
+  EXPECT_EQ(run(0, [](toy_shard& s) { return s.replayed; }),
+            (std::vector<std::string>{"w", "x (tombstone)", "q", "queued done"}));
+
+  // Not committed within the commit timeout: `failed` answers and nothing is replayed.
+  auto late = asio::co_spawn(io_, runtime_->write<std::string>(runtime_->slot_for(0), [](toy_shard&) {
+    return toy_result{{{{'y'}, record_bytes{'3'}}}, "answer", [](toy_shard::error_type e) {
+                        return "failed " + std::to_string(static_cast<int>(e));
+                      }};
+  }), asio::use_future);
+  drain();
+  clock_.advance_ms(1000);
+  drain();
+  ASSERT_EQ(late.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(late.get(), "failed 7") << "REQUEST_TIMED_OUT";
+  EXPECT_EQ(run(0, [](toy_shard& s) { return s.replayed.size(); }), 4u);
 }
 
 TEST_F(CoordinatorRuntimeTest, LeadershipLeavingUnloadsAndComingBackReplays) {

@@ -152,7 +152,7 @@ TEST_F(coordinator_test, join_errors) {
 }
 
 TEST_F(coordinator_test, not_coordinator_and_loading) {
-  group_coordinator other(3, config, clock, log);
+  group_coordinator other(3, config, clock);
   auto s = std::make_shared<std::optional<join_group_result>>();
   other.join_group(jreq(""), [s](join_group_result r) { *s = r; });
   EXPECT_EQ((*s)->error, ge::not_coordinator) << "inactive";
@@ -160,7 +160,7 @@ TEST_F(coordinator_test, not_coordinator_and_loading) {
   // "test-group" hashes to partition 12 of 50, "a" to 47.
   other.join_group(jreq("", "test-group"), [s](join_group_result r) { *s = r; });
   EXPECT_EQ((*s)->error, ge::not_coordinator);
-  group_coordinator p12(12, config, clock, log);
+  group_coordinator p12(12, config, clock);
   p12.begin_loading();
   p12.join_group(jreq("", "test-group"), [s](join_group_result r) { *s = r; });
   EXPECT_EQ((*s)->error, ge::coordinator_load_in_progress);

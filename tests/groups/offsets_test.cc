@@ -145,6 +145,58 @@ TEST_F(coordinator_test, commit_answers_after_the_append_and_reports_its_failure
   EXPECT_EQ(gc->offset_fetch("s", std::nullopt).partitions.at(0).offset, 10);
 }
 
+// Kafka's CoordinatorShard shape: the operation returns the records and the answer; the offset exists only
+// once its record is replayed, and a coordinator fed the same records holds the same offset.
+TEST_F(coordinator_test, offset_commit_returns_records_and_changes_state_only_by_replay) {
+  auto result = gc.get().offset_commit(simple_commit("s", {{{"t", 0}, 10, 4, std::string("m"), 1000}}));
+  ASSERT_EQ(result.records.size(), 1u);
+  EXPECT_EQ(result.records[0].key, encode_key(offset_commit_key{"s", "t", 0}));
+  auto value = decode_offset_commit_value(*result.records[0].value);
+  ASSERT_TRUE(value);
+  EXPECT_EQ(value->offset, 10);
+  EXPECT_EQ(value->leader_epoch, 4);
+  EXPECT_EQ(value->commit_timestamp, 1000);
+  ASSERT_EQ(result.response.partitions.size(), 1u);
+  EXPECT_EQ(result.response.partitions[0].error, ge::none);
+  EXPECT_TRUE(gc->take_writes().empty()) << "a request's records come back in its result, not queued";
+  EXPECT_TRUE(gc->offset_fetch("s", std::nullopt).partitions.empty()) << "returned, not applied";
+
+  gc->replay(result.records[0].key, result.records[0].value);
+  auto fetched = gc->offset_fetch("s", std::vector<topic_partition>{{"t", 0}}, true);
+  EXPECT_EQ(fetched.partitions.at(0).offset, 10);
+  EXPECT_EQ(fetched.partitions.at(0).error, ge::none) << "replayed: no longer pending";
+
+  // A failed append: the answer maps the error, nothing is applied and nothing stays pending.
+  auto second = gc.get().offset_commit(simple_commit("s", {{{"t", 0}, 11, -1, std::nullopt, -1}}));
+  EXPECT_EQ(gc->offset_fetch("s", std::vector<topic_partition>{{"t", 0}}, true).partitions.at(0).error,
+            ge::unstable_offset_commit);
+  auto answer = second.failed(group_error::not_enough_replicas_after_append);
+  EXPECT_EQ(answer.partitions.at(0).error, ge::coordinator_not_available);
+  fetched = gc->offset_fetch("s", std::vector<topic_partition>{{"t", 0}}, true);
+  EXPECT_EQ(fetched.partitions.at(0).error, ge::none);
+  EXPECT_EQ(fetched.partitions.at(0).offset, 10);
+}
+
+TEST_F(coordinator_test, delete_groups_whose_tombstones_fail_are_empty_again) {
+  commit(simple_commit("s", {{{"t", 0}, 5, -1, std::nullopt, -1}}));
+  log.hold = true;
+  auto held = delete_groups({"s"});
+  EXPECT_FALSE(held->has_value());
+  EXPECT_EQ(gc->describe_group("s").state, "Dead") << "deleted at once; leaves memory when replayed";
+  log.complete(group_error::not_enough_replicas);
+  ASSERT_TRUE(held->has_value());
+  EXPECT_EQ((**held)[0].error, ge::coordinator_not_available);
+  EXPECT_EQ(gc->describe_group("s").state, "Empty");
+  EXPECT_EQ(gc->offset_fetch("s", std::nullopt).partitions.at(0).offset, 5);
+
+  log.hold = false;
+  auto again = delete_groups({"s"});
+  EXPECT_EQ((**again)[0].error, ge::none);
+  EXPECT_EQ(gc->find_group("s"), nullptr) << "its group tombstone was replayed";
+  EXPECT_FALSE(log.records().back().value.has_value());
+  EXPECT_EQ(log.records().back().key, encode_key(group_metadata_key{"s"}));
+}
+
 TEST_F(coordinator_test, commit_metadata_too_large) {
   config.offset_metadata_max_bytes = 4;
   make();
@@ -255,7 +307,7 @@ TEST_F(coordinator_test, delete_groups) {
   std::string a = single_stable_member();
   commit(simple_commit("s", {{{"t", 0}, 1, -1, std::nullopt, -1}, {{"t", 1}, 1, -1, std::nullopt, -1}}));
   std::optional<std::vector<group_deletion_result>> out;
-  gc->delete_groups({"g", "s", "nothing", ""}, [&](std::vector<group_deletion_result> r) { out = r; });
+  out = *delete_groups({"g", "s", "nothing", ""});
   ASSERT_TRUE(out.has_value());
   ASSERT_EQ(out->size(), 4u);
   EXPECT_EQ((*out)[0].error, ge::non_empty_group);
@@ -274,18 +326,18 @@ TEST_F(coordinator_test, delete_groups) {
   gc->leave_group("g", {{a, std::nullopt, ""}});
   log.hold = true;
   out.reset();
-  gc->delete_groups({"g"}, [&](std::vector<group_deletion_result> r) { out = r; });
-  EXPECT_FALSE(out.has_value());
+  auto held = delete_groups({"g"});
+  EXPECT_FALSE(held->has_value());
   log.complete();
-  ASSERT_TRUE(out.has_value());
-  EXPECT_EQ((*out)[0].error, ge::none);
+  ASSERT_TRUE(held->has_value());
+  EXPECT_EQ((**held)[0].error, ge::none);
 }
 
 TEST_F(coordinator_test, offset_delete) {
   std::string a = single_stable_member();  // subscribed to "t"
   commit({"g", 1, a, std::nullopt, -1, {{{"t", 0}, 5, -1, std::nullopt, -1}, {{"old", 0}, 6, -1, std::nullopt, -1}}});
   std::optional<offset_delete_result> out;
-  gc->offset_delete("g", {{"t", 0}, {"old", 0}}, [&](offset_delete_result r) { out = r; });
+  out = *offset_delete("g", {{"t", 0}, {"old", 0}});
   ASSERT_TRUE(out.has_value());
   EXPECT_EQ(out->error, ge::none);
   ASSERT_EQ(out->partitions.size(), 2u);
@@ -297,13 +349,13 @@ TEST_F(coordinator_test, offset_delete) {
   EXPECT_FALSE(log.records().back().value.has_value());
 
   out.reset();
-  gc->offset_delete("nothing", {{"t", 0}}, [&](offset_delete_result r) { out = r; });
+  out = *offset_delete("nothing", {{"t", 0}});
   EXPECT_EQ(out->error, ge::group_id_not_found);
   EXPECT_TRUE(out->partitions.empty());
 
   gc->leave_group("g", {{a, std::nullopt, ""}});
   out.reset();
-  gc->offset_delete("g", {{"t", 0}}, [&](offset_delete_result r) { out = r; });
+  out = *offset_delete("g", {{"t", 0}});
   EXPECT_EQ(out->partitions.at(0).error, ge::none) << "an Empty group has no subscription";
   EXPECT_TRUE(gc->offset_fetch("g", std::nullopt).partitions.empty());
 }
@@ -315,7 +367,7 @@ TEST_F(coordinator_test, offset_delete_non_consumer_group_with_members) {
   auto j = join(r);
   gc->on_timer();
   std::optional<offset_delete_result> out;
-  gc->offset_delete("c", {{"t", 0}}, [&](offset_delete_result res) { out = res; });
+  out = *offset_delete("c", {{"t", 0}});
   EXPECT_EQ(out->error, ge::non_empty_group);
 }
 
@@ -330,14 +382,13 @@ TEST_F(coordinator_test, replay_rebuilds_groups_and_offsets) {
   commit({"g", 1, a, std::nullopt, -1, {{{"t", 0}, 5, 2, std::string("x"), -1}, {{"u", 1}, 6, -1, std::nullopt, -1}}});
   commit({"g", 1, a, std::nullopt, -1, {{{"t", 0}, 7, 3, std::string("y"), -1}}});
   commit(simple_commit("gone", {{{"t", 0}, 1, -1, std::nullopt, -1}}));
-  gc->delete_groups({"gone"}, [](auto) {});
-  gc->offset_delete("g", {{"u", 1}}, [](auto) {});
+  delete_groups({"gone"});
+  offset_delete("g", {{"u", 1}});
   commit(simple_commit("s", {{{"t", 2}, 9, -1, std::nullopt, -1}}));
   auto before_g = gc->describe_group("g");
   auto before_offsets = gc->offset_fetch("g", std::nullopt);
 
-  memory_log log2;
-  group_coordinator fresh(-1, config, clock, log2);
+  group_coordinator fresh(-1, config, clock);
   fresh.begin_loading();
   for (const auto& r : log.records()) fresh.replay(r.key, r.value);
   fresh.replay({0, 9, 1}, std::nullopt);  // an unknown key version is skipped

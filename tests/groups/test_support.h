@@ -1,5 +1,5 @@
 #pragma once
-// Shared fixture of the group coordinator tests: a manual clock, an in-memory group_log, and helpers
+// Shared fixture of the group coordinator tests: a manual clock, the runtime's appends in memory, and helpers
 // that run the JoinGroup / SyncGroup dance.
 #include <gtest/gtest.h>
 
@@ -14,36 +14,86 @@
 
 namespace sluice::groups::test {
 
-/// group_log in memory. By default appends succeed at once; `hold` keeps them until complete();
-/// `fail_with` makes them fail.
-class memory_log final : public group_log {
+/// The coordinator runtime's part, in memory (broker/coordinator/runtime.h does it over the log): takes the
+/// coordinator's queued writes and the records of its results, "appends" them (kept in records()), replays them
+/// into the coordinator and completes them. By default at once; `hold` keeps them until complete(); `fail_with`
+/// makes them fail (nothing replayed).
+class memory_log {
  public:
-  void append(std::vector<group_record> records, std::function<void(group_error)> done) override {
-    ++appends;
-    if (hold) {
-      held.push_back({std::move(records), std::move(done)});
-      return;
+  /// Appends what `gc` queued since the last call (the runtime does this after every call into a shard).
+  void pump(group_coordinator& gc) {
+    for (auto& w : gc.take_writes()) append(gc, std::move(w.records), std::move(w.done));
+  }
+  /// Runs a result as coordinator_runtime::write does: `answer` gets the response after the append (at once
+  /// without records), or `failed(error)`.
+  template <typename R>
+  void run(group_coordinator& gc, coordinator_result<R> res, std::function<void(R)> answer) {
+    if (res.records.empty()) {
+      answer(std::move(res.response));
+    } else {
+      append(gc, std::move(res.records),
+             [answer, response = std::move(res.response), failed = std::move(res.failed)](group_error e) mutable {
+               answer(e == group_error::none ? std::move(response) : failed(e));
+             });
     }
-    if (fail_with == group_error::none) records_.insert(records_.end(), records.begin(), records.end());
-    done(fail_with);
+    pump(gc);
   }
   void complete(group_error e = group_error::none) {
     auto h = std::move(held);
     held.clear();
-    for (auto& [records, done] : h) {
-      if (e == group_error::none) records_.insert(records_.end(), records.begin(), records.end());
-      done(e);
-    }
+    for (auto& w : h) finish(*w.gc, std::move(w.records), std::move(w.done), e);
   }
   const std::vector<group_record>& records() const { return records_; }
 
   bool hold = false;
   group_error fail_with = group_error::none;
   int appends = 0;
-  std::vector<std::pair<std::vector<group_record>, std::function<void(group_error)>>> held;
 
  private:
+  struct pending {
+    group_coordinator* gc;
+    std::vector<group_record> records;
+    std::function<void(group_error)> done;
+  };
+  void append(group_coordinator& gc, std::vector<group_record> records, std::function<void(group_error)> done) {
+    ++appends;
+    if (hold) {
+      held.push_back({&gc, std::move(records), std::move(done)});
+      return;
+    }
+    finish(gc, std::move(records), std::move(done), fail_with);
+  }
+  void finish(group_coordinator& gc, std::vector<group_record> records, std::function<void(group_error)> done,
+              group_error e) {
+    if (e == group_error::none) {
+      records_.insert(records_.end(), records.begin(), records.end());
+      for (const auto& r : records) gc.replay(r.key, r.value);
+    }
+    done(e);
+    pump(gc);
+  }
+  std::vector<pending> held;
   std::vector<group_record> records_;
+};
+
+/// A coordinator whose every call is followed by the runtime's pump: `gc->f(...)` calls f, then appends what it
+/// queued (the guard's destructor runs at the end of the full expression).
+class pumped_coordinator {
+ public:
+  struct guard {
+    pumped_coordinator* owner;
+    group_coordinator* operator->() const { return owner->gc_.get(); }
+    ~guard() { owner->log_->pump(*owner->gc_); }
+  };
+  explicit pumped_coordinator(memory_log& log) : log_(&log) {}
+  void reset(std::unique_ptr<group_coordinator> gc) { gc_ = std::move(gc); }
+  guard operator->() { return guard{this}; }
+  const group_coordinator* operator->() const { return gc_.get(); }  // reads queue nothing
+  group_coordinator& get() { return *gc_; }
+
+ private:
+  memory_log* log_;
+  std::unique_ptr<group_coordinator> gc_;
 };
 
 /// A ConsumerProtocolSubscription v0: int16 version, [string] topics, nullable bytes user data.
@@ -69,8 +119,8 @@ class coordinator_test : public ::testing::Test {
   }
 
   void make() {
-    gc = std::make_unique<group_coordinator>(-1, config, clock, log,
-                                             [this] { return "uuid" + std::to_string(++uuid_counter); });
+    gc.reset(std::make_unique<group_coordinator>(-1, config, clock,
+                                                 [this] { return "uuid" + std::to_string(++uuid_counter); }));
     gc->begin_loading();
     gc->finish_loading();
   }
@@ -130,7 +180,22 @@ class coordinator_test : public ::testing::Test {
 
   slot<offset_commit_result> commit(offset_commit_request r) {
     auto s = std::make_shared<std::optional<offset_commit_result>>();
-    gc->offset_commit(std::move(r), [s](offset_commit_result res) { *s = std::move(res); });
+    log.run<offset_commit_result>(gc.get(), gc.get().offset_commit(std::move(r)),
+                                  [s](offset_commit_result res) { *s = std::move(res); });
+    return s;
+  }
+
+  slot<std::vector<group_deletion_result>> delete_groups(const std::vector<std::string>& ids) {
+    auto s = std::make_shared<std::optional<std::vector<group_deletion_result>>>();
+    log.run<std::vector<group_deletion_result>>(gc.get(), gc.get().delete_groups(ids),
+                                                [s](std::vector<group_deletion_result> res) { *s = std::move(res); });
+    return s;
+  }
+
+  slot<offset_delete_result> offset_delete(const std::string& id, const std::vector<topic_partition>& parts) {
+    auto s = std::make_shared<std::optional<offset_delete_result>>();
+    log.run<offset_delete_result>(gc.get(), gc.get().offset_delete(id, parts),
+                                  [s](offset_delete_result res) { *s = std::move(res); });
     return s;
   }
 
@@ -159,7 +224,7 @@ class coordinator_test : public ::testing::Test {
   manual_clock clock;
   memory_log log;
   group_config config;
-  std::unique_ptr<group_coordinator> gc;
+  pumped_coordinator gc{log};
   int uuid_counter = 0;
 };
 
