@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/asio.hpp>
 #include <concepts>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,14 @@ class coordinator_runtime {
     std::unique_ptr<Shard> shard;
     std::shared_ptr<purgatory_waiter> timer;
     std::optional<int64_t> armed;  // the deadline `timer` waits for
+    /// Appends whose outcome is not delivered yet, in append (= offset) order: each is replayed and answered only
+    /// after every earlier one, so the shard sees its records in log order whatever order the waits end in.
+    struct in_flight {
+      std::vector<internal_record> records;
+      std::function<void(typename Shard::error_type)> done;
+      std::optional<protocol::error_code> outcome;  // set when its wait ended
+    };
+    std::deque<std::shared_ptr<in_flight>> in_flight_writes;
     partition::strand_type& strand() { return part->strand(); }
   };
   /// Builds the shard of `s` (its part and writer are set).
@@ -223,22 +232,38 @@ class coordinator_runtime {
     arm_timer(s);
   }
 
-  /// Appends `records` (each with `key`, `value`) through the slot's writer; on commit replays them into the
-  /// shard, then `done(NONE)`; on failure `done(error)`. Then settles the slot (what `done` queued is appended).
+  /// Appends `records` (each with `key`, `value`) through the slot's writer. Outcomes are delivered in append
+  /// order (Kafka's runtime completes deferred events in offset order as the high watermark moves): committed ones
+  /// replay their records into the shard, then `done(NONE)`; failed ones `done(error)` with nothing replayed. Then
+  /// the slot settles (what `done` queued is appended).
   template <typename Records, typename Done>
   void append(const std::shared_ptr<slot>& s, Records records, Done done) {
-    auto out = std::make_shared<std::vector<internal_record>>();
-    out->reserve(records.size());
-    for (auto& r : records) out->push_back({std::move(r.key), std::move(r.value)});
-    s->writer->append(*out, [this, s, out, done = std::move(done)](protocol::error_code e) mutable {
-      using error_type = typename Shard::error_type;
-      const auto shard_error = static_cast<error_type>(static_cast<std::underlying_type_t<error_type>>(e));
-      if (e == protocol::error_code::none) {
-        for (const auto& r : *out) s->shard->replay(r.key, r.value);
-      }
-      done(shard_error);
-      settle(s);
+    auto w = std::make_shared<typename slot::in_flight>();
+    w->records.reserve(records.size());
+    for (auto& r : records) w->records.push_back({std::move(r.key), std::move(r.value)});
+    w->done = std::move(done);
+    s->in_flight_writes.push_back(w);
+    s->writer->append(w->records, [this, s, w](protocol::error_code e) {
+      w->outcome = e;
+      deliver(s);
     });
+  }
+
+  /// Delivers the outcomes at the front of the slot's in-flight queue that are known, in order.
+  void deliver(const std::shared_ptr<slot>& s) {
+    using error_type = typename Shard::error_type;
+    bool any = false;
+    while (!s->in_flight_writes.empty() && s->in_flight_writes.front()->outcome) {
+      auto w = std::move(s->in_flight_writes.front());
+      s->in_flight_writes.pop_front();
+      const auto e = *w->outcome;
+      if (e == protocol::error_code::none) {
+        for (const auto& r : w->records) s->shard->replay(r.key, r.value);
+      }
+      w->done(static_cast<error_type>(static_cast<std::underlying_type_t<error_type>>(e)));
+      any = true;
+    }
+    if (any) settle(s);
   }
 
   void load_on_strand(const std::shared_ptr<slot>& s) {

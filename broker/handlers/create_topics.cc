@@ -35,7 +35,7 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
       out.error_message = std::move(message);
     };
 
-    topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}};
+    topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}, std::nullopt};
     bool valid = true;
     if (seen[ct.name] > 1) {
       fail(error_code::invalid_request, "Create topics request from client contains multiple entries for topic " + ct.name);

@@ -154,7 +154,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     int16_t replication_factor = svc.config.default_replication_factor;
     if (c)  // never more replicas than live brokers for an auto-created topic
       replication_factor = static_cast<int16_t>(std::clamp<size_t>(c->brokers.size(), 1, static_cast<size_t>(std::max<int16_t>(replication_factor, 1))));
-    topic_spec spec{name, svc.config.num_partitions, replication_factor, {}};
+    topic_spec spec{name, svc.config.num_partitions, replication_factor, {}, std::nullopt};
     auto err = svc.topics.create(spec, false);
     // Single node: the topic is there at once (also when a concurrent request created it first). Cluster
     // mode: its partitions get leaders a moment later, so LEADER_NOT_AVAILABLE as Kafka answers for a

@@ -136,8 +136,9 @@ TEST_P(GoldenTest, DecodesAndReencodesIdentically) {
     case 1: {
       ASSERT_EQ(g.api_name, "Fetch");
       auto m = round_trip<fetch_request>(frame, h, body_offset);
-      if (h.api_version <= 12)
+      if (h.api_version <= 12) {
         for (const auto& t : m.topics) EXPECT_TRUE(kCapturedTopics.count(t.topic)) << t.topic;
+      }
       break;
     }
     case 2: {
@@ -149,9 +150,13 @@ TEST_P(GoldenTest, DecodesAndReencodesIdentically) {
     case 3: {
       ASSERT_EQ(g.api_name, "Metadata");
       auto m = round_trip<metadata_request>(frame, h, body_offset);
-      if (m.topics)
-        for (const auto& t : *m.topics)
-          if (t.name) EXPECT_TRUE(kCapturedTopics.count(*t.name)) << *t.name;
+      if (m.topics) {
+        for (const auto& t : *m.topics) {
+          if (t.name) {
+            EXPECT_TRUE(kCapturedTopics.count(*t.name)) << *t.name;
+          }
+        }
+      }
       break;
     }
     case 9: {

@@ -231,7 +231,9 @@ TEST_F(coordinator_test, session_expiry_removes_member_and_rebalances) {
   // a heartbeats, b goes silent; session timeout is 10 s.
   for (int i = 0; i < 3; ++i) {
     advance(4000);
-    if (state() == group_state::stable) EXPECT_EQ(heartbeat(a, 1), ge::none);
+    if (state() == group_state::stable) {
+      EXPECT_EQ(heartbeat(a, 1), ge::none);
+    }
   }
   EXPECT_EQ(gc->find_group("g")->find(bm), nullptr);
   EXPECT_EQ(state(), group_state::preparing_rebalance);
@@ -255,7 +257,9 @@ TEST_F(coordinator_test, rebalance_timeout_drops_member_that_did_not_rejoin) {
   // b keeps its session alive by heartbeating but never rejoins.
   for (int t = 0; t < 30000; t += 5000) {
     advance(5000);
-    if (!ja2->has_value()) EXPECT_EQ(heartbeat(bm, 1), ge::rebalance_in_progress);
+    if (!ja2->has_value()) {
+      EXPECT_EQ(heartbeat(bm, 1), ge::rebalance_in_progress);
+    }
   }
   ASSERT_TRUE(ja2->has_value()) << "the join phase ends after the rebalance timeout (30 s)";
   EXPECT_EQ((*ja2)->generation_id, 2);

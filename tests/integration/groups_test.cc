@@ -395,7 +395,9 @@ TEST_P(GroupRebalanceTest, ThreeConsumersShareLeaveAndResumeAfterRestart) {
   // members leave by session timeout (6 s).
   EXPECT_EQ(wait_state("Empty", cooperative ? 12s : 3s), "Empty");
   std::cerr << "records re-fetched by the same consumer (client side): " << self_refetched() << "\n";
-  if (!cooperative) EXPECT_EQ(self_refetched(), 0u);
+  if (!cooperative) {
+    EXPECT_EQ(self_refetched(), 0u);
+  }
 
   int st = broker_->stop();
   EXPECT_TRUE(broker_process::exited_cleanly(st)) << broker_process::describe_status(st);
@@ -412,7 +414,9 @@ TEST_P(GroupRebalanceTest, ThreeConsumersShareLeaveAndResumeAfterRestart) {
   expect_exactly_once_beyond_commits();
   close_consumer(resumed);
   EXPECT_EQ(committed(topic), produced_as_map());
-  if (!cooperative) EXPECT_EQ(self_refetched(), 0u);
+  if (!cooperative) {
+    EXPECT_EQ(self_refetched(), 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignors, GroupRebalanceTest, ::testing::Values("range,roundrobin", "cooperative-sticky"),
