@@ -27,6 +27,8 @@ error_code from_storage(storage::errc e) {
     case storage::errc::already_exists: return error_code::kafka_storage_error;
     case storage::errc::out_of_order_sequence: return error_code::out_of_order_sequence_number;
     case storage::errc::invalid_producer_epoch: return error_code::invalid_producer_epoch;
+    case storage::errc::invalid_txn_state: return error_code::invalid_txn_state;
+    case storage::errc::coordinator_fenced: return error_code::transaction_coordinator_fenced;
   }
   return error_code::unknown_server_error;
 }

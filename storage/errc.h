@@ -25,6 +25,9 @@ enum class errc : int {
   // answers UNKNOWN_PRODUCER_ID: a producer it has no state for is accepted at any sequence.
   out_of_order_sequence,   // sequence gap, or a new epoch not starting at 0              -> OUT_OF_ORDER_SEQUENCE_NUMBER (45)
   invalid_producer_epoch,  // batch epoch older than the producer's current epoch         -> INVALID_PRODUCER_EPOCH (47)
+  // Transactions (KIP-98, storage/producer_state.h).
+  invalid_txn_state,       // a non-transactional batch from a producer with an open transaction -> INVALID_TXN_STATE (48)
+  coordinator_fenced,      // a marker from an older transaction coordinator epoch        -> TRANSACTION_COORDINATOR_FENCED (52)
 };
 
 }  // namespace sluice::storage
@@ -48,6 +51,8 @@ inline const char* to_string(errc e) {
     case errc::already_exists: return "already_exists";
     case errc::out_of_order_sequence: return "out_of_order_sequence";
     case errc::invalid_producer_epoch: return "invalid_producer_epoch";
+    case errc::invalid_txn_state: return "invalid_txn_state";
+    case errc::coordinator_fenced: return "coordinator_fenced";
   }
   return "unknown";
 }

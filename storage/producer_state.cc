@@ -141,6 +141,13 @@ sluice::result<std::optional<producer_batch_metadata>> producer_state_manager::c
                       " (incoming), " + std::to_string(last_seq) + " (last appended)");
     }
   }
+  if (h.is_transactional()) {
+    if (updated.current_txn_first_offset < 0) updated.current_txn_first_offset = h.base_offset;
+  } else if (updated.current_txn_first_offset >= 0) {
+    return fail(errc::invalid_txn_state, "producer " + std::to_string(pid) + " has a transaction open since offset " +
+                                             std::to_string(updated.current_txn_first_offset) +
+                                             ": a non-transactional batch is not allowed");
+  }
   apply(updated, h);
   return std::optional<producer_batch_metadata>();
 }
@@ -158,6 +165,9 @@ void producer_state_manager::commit(pending_append&& pending) {
     while (entry.batches.size() > producer_batch_window) entry.batches.pop_front();
     entry.last_timestamp = upd.last_timestamp;
     entry.coordinator_epoch = upd.coordinator_epoch;
+    if (entry.current_txn_first_offset < 0 && upd.current_txn_first_offset >= 0) {
+      open_txns_[upd.current_txn_first_offset] = pid;
+    }
     entry.current_txn_first_offset = upd.current_txn_first_offset;
     map_end_offset_ = std::max(map_end_offset_, entry.batches.back().last_offset + 1);
   }
@@ -165,10 +175,79 @@ void producer_state_manager::commit(pending_append&& pending) {
 
 void producer_state_manager::replay(const record_batch_header& h) {
   map_end_offset_ = std::max(map_end_offset_, h.last_offset() + 1);
-  if (h.producer_id < 0 || h.is_control()) return;  // control batches (markers) matter once transactions exist
+  if (h.producer_id < 0 || h.is_control()) return;  // markers: replay_marker
   auto& entry = producers_[h.producer_id];
   entry.producer_id = h.producer_id;
+  if (h.is_transactional() && entry.current_txn_first_offset < 0) {
+    entry.current_txn_first_offset = h.base_offset;
+    open_txns_[h.base_offset] = h.producer_id;
+  }
   apply(entry, h);
+}
+
+sluice::result<void> producer_state_manager::check_marker(const record_batch_header& h, const end_txn_marker& m) const {
+  const auto* e = find(h.producer_id);
+  if (!e) return {};
+  if (h.producer_epoch < e->producer_epoch) {
+    return make_error(errc::invalid_producer_epoch, "marker epoch " + std::to_string(h.producer_epoch) +
+                                                        " of producer " + std::to_string(h.producer_id) +
+                                                        " is older than " + std::to_string(e->producer_epoch));
+  }
+  if (m.coordinator_epoch < e->coordinator_epoch) {
+    return make_error(errc::coordinator_fenced, "marker of coordinator epoch " + std::to_string(m.coordinator_epoch) +
+                                                    " for producer " + std::to_string(h.producer_id) +
+                                                    ", which has seen epoch " + std::to_string(e->coordinator_epoch));
+  }
+  return {};
+}
+
+completed_txn producer_state_manager::complete_txn(const record_batch_header& h, const end_txn_marker& m) {
+  map_end_offset_ = std::max(map_end_offset_, h.last_offset() + 1);
+  auto& entry = producers_[h.producer_id];
+  entry.producer_id = h.producer_id;
+  if (entry.producer_epoch != h.producer_epoch) {
+    entry.batches.clear();  // a bumped epoch (a fenced producer) starts a new sequence space
+    entry.producer_epoch = h.producer_epoch;
+  }
+  entry.coordinator_epoch = m.coordinator_epoch;
+  entry.last_timestamp = h.max_timestamp;
+  completed_txn t{h.producer_id, h.base_offset, h.base_offset, !m.commit};
+  if (entry.current_txn_first_offset >= 0) {
+    t.first_offset = entry.current_txn_first_offset;
+    open_txns_.erase(entry.current_txn_first_offset);
+    entry.current_txn_first_offset = -1;
+  }
+  if (t.last_offset >= high_watermark_) unreplicated_txns_[t.first_offset] = t;
+  return t;
+}
+
+int64_t producer_state_manager::last_stable_offset_after(const completed_txn& t) const {
+  for (const auto& [first, pid] : open_txns_) {
+    if (pid != t.producer_id) return first;
+  }
+  return t.last_offset + 1;
+}
+
+std::optional<int64_t> producer_state_manager::first_unstable_offset() const {
+  std::optional<int64_t> best;
+  if (!open_txns_.empty()) best = open_txns_.begin()->first;
+  if (!unreplicated_txns_.empty() && (!best || unreplicated_txns_.begin()->first < *best)) {
+    best = unreplicated_txns_.begin()->first;
+  }
+  return best;
+}
+
+void producer_state_manager::on_high_watermark_updated(int64_t hw) {
+  high_watermark_ = hw;
+  std::erase_if(unreplicated_txns_, [hw](const auto& kv) { return kv.second.last_offset < hw; });
+}
+
+void producer_state_manager::rebuild_open_transactions() {
+  open_txns_.clear();
+  unreplicated_txns_.clear();
+  for (const auto& [pid, e] : producers_) {
+    if (e.current_txn_first_offset >= 0) open_txns_[e.current_txn_first_offset] = pid;
+  }
 }
 
 size_t producer_state_manager::remove_expired(int64_t now_ms) {
@@ -185,6 +264,8 @@ const producer_state_entry* producer_state_manager::find(int64_t producer_id) co
 
 void producer_state_manager::reset(int64_t offset) {
   producers_.clear();
+  open_txns_.clear();
+  unreplicated_txns_.clear();
   map_end_offset_ = offset;
 }
 
@@ -317,6 +398,8 @@ std::vector<int64_t> producer_state_manager::snapshot_offsets() const {
 
 std::optional<int64_t> producer_state_manager::load_latest_snapshot(int64_t max_offset, int64_t now_ms) {
   producers_.clear();
+  open_txns_.clear();
+  unreplicated_txns_.clear();
   map_end_offset_ = -1;
   auto offsets = snapshot_offsets();
   std::error_code ec;
@@ -339,6 +422,7 @@ std::optional<int64_t> producer_state_manager::load_latest_snapshot(int64_t max_
     map_end_offset_ = *it;
     last_snapshot_offset_ = *it;
     remove_expired(now_ms);
+    rebuild_open_transactions();
     return *it;
   }
   return std::nullopt;

@@ -5,8 +5,9 @@
 // it was first written at instead of being written again.
 //
 // Owned by the storage::log; NOT thread-safe: touched only on the partition's strand, like the log.
-// Transactions will add an ongoing-transaction first offset and a coordinator epoch per producer (the
-// fields exist and are persisted in snapshots already) and the aborted-transaction index.
+// Transactions (KIP-98): each producer's open transaction (its first offset) and the coordinator epoch of its
+// last marker; the open transactions and the completed ones whose marker the high watermark has not passed yet
+// give the first unstable offset, which bounds the last stable offset (LSO) read_committed consumers see.
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "storage/control_record.h"
 #include "storage/record_batch.h"
 
 namespace sluice::storage {
@@ -48,6 +50,16 @@ struct producer_state_entry {
   friend bool operator==(const producer_state_entry&, const producer_state_entry&) = default;
 };
 
+/// A transaction ended by a marker (Kafka's CompletedTxn): its first data offset (the marker's own offset for
+/// a transaction that wrote nothing here), the marker's offset, and whether it was aborted.
+struct completed_txn {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;
+  bool aborted = false;
+  friend bool operator==(const completed_txn&, const completed_txn&) = default;
+};
+
 /// Where a batch comes from: a client's Produce is checked; batches replayed from the log at recovery
 /// (Kafka's AppendOrigin.REPLICATION / log loading) only update the state.
 enum class append_origin { client, recovery };
@@ -78,6 +90,9 @@ class producer_state_manager {
   ///  - same epoch: the first sequence must follow the last one (INT32_MAX wraps to 0), else
   ///    errc::out_of_order_sequence. A producer with no state (new, expired, or whose state was lost
   ///    with its data) is accepted at ANY sequence (KIP-360: no UNKNOWN_PRODUCER_ID any more).
+  ///  - a transactional batch opens the producer's transaction at its base offset if none is open; a
+  ///    non-transactional batch while one is open is errc::invalid_txn_state (Kafka's "Expected transactional
+  ///    write from producer").
   /// Returns nullopt for a new batch (staged).
   sluice::result<std::optional<producer_batch_metadata>> check_and_stage(pending_append& pending,
                                                                          const record_batch_header& h) const;
@@ -85,8 +100,29 @@ class producer_state_manager {
   void commit(pending_append&& pending);
 
   /// Replays one batch read from the log (no checks; batches without a producer id are ignored). Moves
-  /// map_end_offset() past it.
+  /// map_end_offset() past it. A control batch needs its marker: replay_marker.
   void replay(const record_batch_header& h);
+
+  // ---- transactions (KIP-98) ------------------------------------------------------------------------------
+
+  /// Checks a marker for producer `h.producer_id` at epoch `h.producer_epoch` (Kafka's appendEndTxnMarker):
+  /// an epoch older than the producer's is errc::invalid_producer_epoch; a coordinator epoch older than that of
+  /// the producer's last marker is errc::coordinator_fenced.
+  sluice::result<void> check_marker(const record_batch_header& h, const end_txn_marker& m) const;
+  /// Applies a marker written at offset `h.base_offset` (or replayed at recovery): the producer's open
+  /// transaction ends (its epoch becomes the marker's, which may fence older epochs; its coordinator epoch the
+  /// marker's). The transaction stays unstable until the high watermark passes the marker. Returns it.
+  completed_txn complete_txn(const record_batch_header& h, const end_txn_marker& m);
+  /// The LSO an aborted transaction's index entry records (Kafka's lastStableOffset(completedTxn)): the first
+  /// offset of the oldest transaction still open after it ended, else its marker offset + 1.
+  int64_t last_stable_offset_after(const completed_txn& t) const;
+  /// The first offset of the oldest open transaction, or of a completed one whose marker is not yet below the
+  /// high watermark (Kafka's firstUnstableOffset); nullopt when there is none.
+  std::optional<int64_t> first_unstable_offset() const;
+  /// The high watermark moved to `hw`: completed transactions with markers below it are stable.
+  void on_high_watermark_updated(int64_t hw);
+  /// Open transactions: first offset -> producer id.
+  const std::map<int64_t, int64_t>& open_transactions() const { return open_txns_; }
 
   /// Removes producers whose last batch timestamp is at least producer.id.expiration.ms older than
   /// `now_ms` and that have no open transaction (Kafka's removeExpiredProducers). Returns how many.
@@ -132,10 +168,15 @@ class producer_state_manager {
  private:
   static void apply(producer_state_entry& entry, const record_batch_header& h);
   std::filesystem::path snapshot_path(int64_t offset) const;
+  /// open_txns_ from the entries (after loading a snapshot or a reset).
+  void rebuild_open_transactions();
 
   std::filesystem::path dir_;
   int64_t expiration_ms_;
   std::map<int64_t, producer_state_entry> producers_;
+  std::map<int64_t, int64_t> open_txns_;                 // first offset -> producer id
+  std::map<int64_t, completed_txn> unreplicated_txns_;   // first offset -> ended, marker not below the HW yet
+  int64_t high_watermark_ = 0;
   int64_t map_end_offset_ = 0;
   int64_t last_snapshot_offset_ = -1;
 };

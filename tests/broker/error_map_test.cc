@@ -50,6 +50,8 @@ TEST(error_map, storage_errc_every_value) {
       {storage::errc::already_exists, error_code::kafka_storage_error},
       {storage::errc::out_of_order_sequence, error_code::out_of_order_sequence_number},
       {storage::errc::invalid_producer_epoch, error_code::invalid_producer_epoch},
+      {storage::errc::invalid_txn_state, error_code::invalid_txn_state},
+      {storage::errc::coordinator_fenced, error_code::transaction_coordinator_fenced},
   });
   EXPECT_EQ(to_kafka(std::error_code(999, storage::storage_category())), error_code::unknown_server_error);
 }
