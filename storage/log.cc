@@ -492,12 +492,20 @@ sluice::result<void> log::rebuild_producer_state() {
   int64_t replayed = 0;
   for (auto& [base, seg] : segments_) {
     if (seg->next_offset() <= from) continue;
-    auto r = seg->for_each_batch_header(from, [&](const record_batch_header& h) {
-      if (h.last_offset() < from) return;
-      producer_state_->replay(h);
+    std::optional<sluice::error> marker_error;
+    auto r = seg->for_each_batch_header(from, [&](const record_batch_header& h, int64_t position) {
+      if (h.last_offset() < from || marker_error) return;
+      if (h.is_control() && h.producer_id >= 0) {
+        auto bytes = seg->read_batch(position, h.size_bytes());
+        auto applied = bytes ? apply_marker_batch(*seg, h, *bytes) : sluice::result<void>(bytes.err());
+        if (!applied) marker_error = applied.err();
+      } else {
+        producer_state_->replay(h);
+      }
       ++replayed;
     });
     if (!r) return r;
+    if (marker_error) return *marker_error;
   }
   producer_state_->set_map_end_offset(log_end_offset_);
   producer_state_->remove_expired(now);

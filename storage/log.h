@@ -15,7 +15,9 @@
 #include "base/result.h"
 #include "storage/compression.h"
 #include "storage/leader_epoch_cache.h"
+#include "storage/control_record.h"
 #include "storage/producer_state.h"
+#include "storage/transaction_index.h"
 #include "storage/record_batch.h"
 #include "storage/segment.h"
 
@@ -193,6 +195,30 @@ class log {
   /// The leader epochs of this log (strand only).
   leader_epoch_cache& leader_epochs() { return *epochs_; }
 
+  // ---- transactions (KIP-98, storage/log_txn.cc) --------------------------------------------------------
+  // Transactional batches open their producer's transaction (producer_state.h); a marker (control batch)
+  // written by the broker ends it. An aborted transaction is recorded in the `.txnindex` of the segment that
+  // holds its marker; read_committed fetches ask collect_aborted for the ones overlapping what they read. The
+  // partition bounds what read_committed consumers see by the last stable offset:
+  // min(high watermark, first_unstable_offset()).
+
+  struct marker_result {
+    int64_t offset = -1;  // where the marker was written
+    completed_txn txn;
+  };
+  /// Appends a COMMIT or ABORT marker for `producer_id` at `producer_epoch` (the coordinator's WriteTxnMarkers),
+  /// stamped with the leader epoch. Errors: errc::invalid_producer_epoch (an epoch older than the producer's),
+  /// errc::coordinator_fenced (an older coordinator epoch than the producer's last marker), errc::io_error.
+  sluice::result<marker_result> append_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m,
+                                              int32_t leader_epoch);
+  /// The first offset of the oldest open (or not yet replicated) transaction; nullopt: none.
+  std::optional<int64_t> first_unstable_offset() const { return producer_state_->first_unstable_offset(); }
+  /// The partition's high watermark moved: transactions whose marker it passed are stable.
+  void on_high_watermark_updated(int64_t hw) { producer_state_->on_high_watermark_updated(hw); }
+  /// The aborted transactions overlapping [fetch_offset, upper_bound) (Kafka's collectAbortedTransactions), from
+  /// the segment holding `fetch_offset` on, until an entry's LSO shows later segments cannot overlap.
+  std::vector<aborted_txn> collect_aborted(int64_t fetch_offset, int64_t upper_bound) const;
+
  private:
   log(std::filesystem::path dir, log_config config, sluice::clock& clock);
   sluice::result<void> load(log_recovery_state state);
@@ -202,6 +228,9 @@ class log {
   sluice::result<void> delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it);
   // Idempotence: newest snapshot <= LEO, then the batch headers after it (storage/producer_state.h).
   sluice::result<void> rebuild_producer_state();
+  /// A marker batch written or replicated into segment `seg` (header `h`, whole bytes `batch`): completes the
+  /// producer's transaction and, for an abort not indexed yet, appends its .txnindex entry.
+  sluice::result<void> apply_marker_batch(segment& seg, const record_batch_header& h, std::span<const uint8_t> batch);
   void snapshot_producer_state();
   std::unique_ptr<producer_state_manager> producer_state_;
   std::unique_ptr<leader_epoch_cache> epochs_;

@@ -47,9 +47,17 @@ sluice::result<append_result> log::append_as_follower(std::span<const uint8_t> b
   if (auto r = active().append(batches); !r) return r.err();
 
   append_result result{first, expected - 1, max_timestamp, 0, -1};
+  size_t pos = 0;
   for (const auto& h : headers) {
     result.record_count += h.records_count;
-    producer_state_->replay(h);
+    const auto batch = batches.subspan(pos, static_cast<size_t>(h.size_bytes()));
+    pos += batch.size();
+    if (h.is_control() && h.producer_id >= 0) {
+      // A follower keeps the leader's transaction state and aborted-transaction index, to lead later.
+      if (auto m = apply_marker_batch(active(), h, batch); !m) sluice::log::warn("storage: {}", m.err().message);
+    } else {
+      producer_state_->replay(h);
+    }
     if (h.partition_leader_epoch > epochs_->latest_epoch()) {
       if (auto r = epochs_->assign(h.partition_leader_epoch, h.base_offset); !r) return r.err();
     }

@@ -85,6 +85,18 @@ sluice::result<std::unique_ptr<segment>> segment::open_files(const std::filesyst
   if (truncate) {
     if (auto r = s->offset_index_.reset(); !r) return r.err();
     if (auto r = s->time_index_.reset(); !r) return r.err();
+    std::error_code ec;
+    std::filesystem::remove(s->txn_index_path(), ec);
+  } else if (std::filesystem::exists(s->txn_index_path())) {
+    auto xi = transaction_index::open(s->txn_index_path());
+    if (!xi) {
+      // Rebuilt from the markers the log replays after its producer snapshot (older entries are lost).
+      sluice::log::warn("storage: removing unreadable {}: {}", s->txn_index_path().string(), xi.err().message);
+      std::error_code ec;
+      std::filesystem::remove(s->txn_index_path(), ec);
+    } else {
+      s->txn_index_ = std::move(*xi);
+    }
   }
   return s;
 }
@@ -227,6 +239,10 @@ sluice::result<int64_t> segment::recover(int64_t from_position) {
       if (auto r = time_index_.reset(); !r) return r.err();
     }
   }
+  // Aborted transactions whose markers were cut off (or never made it to the file) go too.
+  if (txn_index_) {
+    if (auto r = txn_index_->truncate_to(next_offset_); !r) return r.err();
+  }
   return cut;
 }
 
@@ -318,15 +334,47 @@ sluice::result<std::optional<batch_position>> segment::find_batch(int64_t offset
   return std::optional<batch_position>();
 }
 
+std::filesystem::path segment::txn_index_path() const {
+  return dir_ / detail::segment_file_name(base_offset_, ".txnindex");
+}
+
 sluice::result<void> segment::for_each_batch_header(int64_t from_offset,
                                                     const std::function<void(const record_batch_header&)>& fn) const {
+  return for_each_batch_header(from_offset, [&](const record_batch_header& h, int64_t) { fn(h); });
+}
+
+sluice::result<std::vector<uint8_t>> segment::read_batch(int64_t position, int64_t size) const {
+  std::vector<uint8_t> out(static_cast<size_t>(size));
+  if (auto r = pread_exact(out.data(), out.size(), position); !r) return r.err();
+  return out;
+}
+
+sluice::result<void> segment::append_aborted(const aborted_txn& txn) {
+  if (!txn_index_) {
+    auto xi = transaction_index::open(txn_index_path());
+    if (!xi) return xi.err();
+    txn_index_ = std::move(*xi);
+  }
+  return txn_index_->append(txn);
+}
+
+bool segment::collect_aborted(int64_t fetch_offset, int64_t upper_bound, std::vector<aborted_txn>& out) const {
+  return txn_index_ && txn_index_->collect_aborted(fetch_offset, upper_bound, out);
+}
+
+int64_t segment::last_aborted_offset() const {
+  return txn_index_ && !txn_index_->entries().empty() ? txn_index_->entries().back().last_offset : -1;
+}
+
+sluice::result<void> segment::for_each_batch_header(
+    int64_t from_offset, const std::function<void(const record_batch_header&, int64_t position)>& fn) const {
   auto first = find_batch(from_offset);
   if (!first) return first.err();
   if (!first.value()) return {};
   for (int64_t pos = first.value()->position; pos < size_;) {
     auto h = read_header(pos);
     if (!h) return h.err();
-    fn(*h);
+    fn(*h, pos);
     pos += h->size_bytes();
   }
   return {};
@@ -385,6 +433,9 @@ sluice::result<void> segment::truncate_to(int64_t offset) {
   const auto& fb = *found.value();
   if (auto r = offset_index_.truncate_to(fb.header.base_offset); !r) return r;
   if (auto r = time_index_.truncate_to(fb.header.base_offset); !r) return r;
+  if (txn_index_) {
+    if (auto r = txn_index_->truncate_to(fb.header.base_offset); !r) return r;
+  }
   if (auto r = truncate_file(fb.position); !r) return r;
   if (fb.position == 0) first_batch_timestamp_ = -1;
   return load(true);
@@ -400,12 +451,16 @@ sluice::result<void> segment::on_become_inactive() {
 sluice::result<void> segment::flush() {
   if (file_ && ::fdatasync(file_->fd()) != 0) return detail::io_error("fsync", log_path());
   if (auto r = offset_index_.flush(); !r) return r;
+  if (txn_index_) {
+    if (auto r = txn_index_->flush(); !r) return r;
+  }
   return time_index_.flush();
 }
 
 void segment::close() {
   offset_index_.close();
   time_index_.close();
+  if (txn_index_) txn_index_->close();
   file_.reset();
 }
 
@@ -413,7 +468,7 @@ sluice::result<void> segment::remove_files() {
   const auto log_file = log_path();
   close();
   std::error_code ec;
-  for (const char* suffix : {".index", ".timeindex"}) {
+  for (const char* suffix : {".index", ".timeindex", ".txnindex"}) {
     std::filesystem::remove(dir_ / detail::segment_file_name(base_offset_, suffix), ec);
   }
   if (!std::filesystem::remove(log_file, ec) && ec) {

@@ -15,6 +15,7 @@
 #include "storage/offset_index.h"
 #include "storage/record_batch.h"
 #include "storage/time_index.h"
+#include "storage/transaction_index.h"
 
 namespace sluice::storage {
 
@@ -65,6 +66,19 @@ class segment {
   /// 61-byte headers only, no CRC check: the segment was recovered at load). For rebuilding producer state.
   sluice::result<void> for_each_batch_header(int64_t from_offset,
                                              const std::function<void(const record_batch_header&)>& fn) const;
+  /// The same, with each batch's file position (to read a control batch whole with read_batch).
+  sluice::result<void> for_each_batch_header(
+      int64_t from_offset, const std::function<void(const record_batch_header&, int64_t position)>& fn) const;
+  /// The whole batch of `size` bytes at `position`.
+  sluice::result<std::vector<uint8_t>> read_batch(int64_t position, int64_t size) const;
+
+  // ---- aborted transactions (`<base offset>.txnindex`, created on the first abort in this segment) ----
+  /// Appends an entry (its ABORT marker is in this segment). Errors as transaction_index::append.
+  sluice::result<void> append_aborted(const aborted_txn& txn);
+  /// transaction_index::collect_aborted; false (not complete) when the segment has no index.
+  bool collect_aborted(int64_t fetch_offset, int64_t upper_bound, std::vector<aborted_txn>& out) const;
+  /// The last offset of the newest entry, or -1.
+  int64_t last_aborted_offset() const;
 
   /// Whole batches from the one containing `offset` (see log::read for the limits). nullopt when this
   /// segment holds nothing at or after `offset`.
@@ -141,6 +155,8 @@ class segment {
   int64_t bytes_since_last_index_entry_ = 0;
   offset_index offset_index_;
   time_index time_index_;
+  std::optional<transaction_index> txn_index_;  // only once a transaction aborted here
+  std::filesystem::path txn_index_path() const;
 };
 
 }  // namespace sluice::storage
