@@ -40,6 +40,8 @@ void partition::publish_offsets() {
   log_start_offset_.store(start, std::memory_order_release);
   log_end_offset_.store(end, std::memory_order_release);
   high_watermark_.store(hw, std::memory_order_release);
+  log_->on_high_watermark_updated(hw);
+  last_stable_offset_.store(std::min(hw, log_->first_unstable_offset().value_or(hw)), std::memory_order_release);
   size_bytes_.store(log_->size_bytes(), std::memory_order_release);
 }
 
@@ -233,6 +235,28 @@ result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, 
   return log_->read(offset, max_bytes, high_watermark(), min_one_batch);
 }
 
+result<storage::read_result> partition::read_committed(int64_t offset, int32_t max_bytes, bool min_one_batch,
+                                                       std::vector<storage::aborted_txn>& aborted) {
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
+  const int64_t lso = last_stable_offset();
+  auto r = log_->read(offset, max_bytes, lso, min_one_batch);
+  if (r && r->region.size > 0) aborted = log_->collect_aborted(offset, lso);
+  return r;
+}
+
+result<storage::log::marker_result> partition::append_marker(int64_t producer_id, int16_t producer_epoch,
+                                                             const storage::end_txn_marker& marker) {
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
+  if (role() != replica_role::leader)
+    return error{partition_errc::not_leader, topic_ + "-" + std::to_string(index_) + " is not led here"};
+  auto r = log_->append_marker(producer_id, producer_epoch, marker, leader_epoch());
+  if (r) {
+    publish_offsets();
+    wake_waiters();
+  }
+  return r;
+}
+
 result<storage::log::timestamp_and_offset> partition::offset_for_timestamp(int64_t timestamp_ms) {
   if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   int64_t found_timestamp = -1;
@@ -281,6 +305,14 @@ void partition::update_config(const storage::log_config& config) {
 
 void partition::park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset) {
   if (closed_ || high_watermark() > offset) {
+    waiter->wake();
+    return;
+  }
+  waiters_.add(waiter);
+}
+
+void partition::park_committed(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset) {
+  if (closed_ || last_stable_offset() > offset) {
     waiter->wake();
     return;
   }

@@ -67,6 +67,9 @@ class partition : public std::enable_shared_from_this<partition> {
   int64_t log_start_offset() const { return log_start_offset_.load(std::memory_order_acquire); }
   int64_t high_watermark() const { return high_watermark_.load(std::memory_order_acquire); }
   int64_t log_end_offset() const { return log_end_offset_.load(std::memory_order_acquire); }
+  /// The last stable offset (KIP-98): min(high watermark, first offset of the oldest transaction not yet
+  /// decided and replicated); what read_committed consumers may see. Equals the HW without transactions.
+  int64_t last_stable_offset() const { return last_stable_offset_.load(std::memory_order_acquire); }
   int32_t leader_epoch() const { return leader_epoch_.load(std::memory_order_acquire); }
   replica_role role() const { return role_.load(std::memory_order_acquire); }
   bool is_leader() const { return role() == replica_role::leader; }
@@ -139,6 +142,10 @@ class partition : public std::enable_shared_from_this<partition> {
   /// Produce with acks=-1 (KIP-98 min.insync.replicas): as append(), but refused with
   /// partition_errc::not_enough_replicas while the ISR is smaller than `min_insync_replicas`.
   result<storage::append_result> append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas);
+  /// WriteTxnMarkers (leader only): a COMMIT/ABORT marker for the producer (storage::log::append_marker).
+  /// Errors: partition_errc::not_leader, storage errc (invalid_producer_epoch, coordinator_fenced, io_error).
+  result<storage::log::marker_result> append_marker(int64_t producer_id, int16_t producer_epoch,
+                                                    const storage::end_txn_marker& marker);
 
   /// Flush policy (flush.messages / flush.ms): fsyncs when due. Run as its own strand task after an
   /// append, so every append queued on the strand meanwhile shares the one fsync (group commit).
@@ -159,6 +166,11 @@ class partition : public std::enable_shared_from_this<partition> {
 
   /// Reads whole batches from `offset`, never above the high watermark. See storage::log::read.
   result<storage::read_result> read(int64_t offset, int32_t max_bytes, bool min_one_batch);
+  /// read_committed (Fetch isolation_level 1): never above the last stable offset; `aborted` receives the
+  /// aborted transactions overlapping [offset, LSO) (Kafka bounds them by the end of the data read; a superset
+  /// is harmless: consumers apply an entry only when they reach its producer's batches).
+  result<storage::read_result> read_committed(int64_t offset, int32_t max_bytes, bool min_one_batch,
+                                              std::vector<storage::aborted_txn>& aborted);
 
   /// KIP-79: the first record whose timestamp >= `timestamp_ms` (its timestamp and offset), {-1, -1}
   /// when none is that late.
@@ -169,6 +181,8 @@ class partition : public std::enable_shared_from_this<partition> {
   /// Parks `waiter` until the high watermark passes `offset`; wakes it at once if it already has (or the
   /// partition is closed). Also woken by a role change and an ISR change. A consumer's long-poll fetch.
   void park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
+  /// The same for a read_committed fetch: until the last stable offset passes `offset`.
+  void park_committed(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
 
   /// acks=-1 (Kafka's DelayedProduce and checkEnoughReplicasReachOffset; the group coordinator's appends,
   /// offsets.commit.required.acks=-1): waits until the high watermark reaches `offset` (the last offset
@@ -216,6 +230,7 @@ class partition : public std::enable_shared_from_this<partition> {
   bool closed_ = false;
   std::atomic<int64_t> log_start_offset_{0};
   std::atomic<int64_t> high_watermark_{0};
+  std::atomic<int64_t> last_stable_offset_{0};
   std::atomic<int64_t> log_end_offset_{0};
   std::atomic<int64_t> size_bytes_{0};
   std::atomic<bool> flushes_on_append_{false};

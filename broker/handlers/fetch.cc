@@ -1,5 +1,7 @@
 // Fetch (key 1). Consumers: whole record batches up to the high watermark; followers (replica_id >= 0):
 // up to the log end offset, their fetch offset counting as their LEO for the high watermark and the ISR.
+// read_committed consumers (isolation_level 1, KIP-98): up to the last stable offset, with the aborted
+// transactions overlapping what they read (null for read_uncommitted, as Kafka).
 // Consumer side: whole record batches up to the high watermark, served as file regions
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
@@ -30,6 +32,8 @@ struct read_outcome {
   int64_t high_watermark;
   int64_t log_start_offset;
   std::optional<isr_change> isr_expansion;  // a follower fetch that brought its replica into sync
+  int64_t last_stable_offset = -1;
+  std::vector<storage::aborted_txn> aborted;  // read_committed only
 };
 
 error_code check_epoch(int32_t requested, int32_t current) {
@@ -93,6 +97,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
   const bool from_follower = replica_id >= 0;
   const int32_t min_bytes = req.min_bytes;
+  // KIP-98: read_committed consumers read up to the last stable offset and get the aborted transactions.
+  const bool read_committed = !from_follower && version >= 4 && req.isolation_level == 1;
   const auto until = wait_deadline::after(svc.clock, req.max_wait_ms);
   for (;;) {
     int64_t budget = version >= 3 ? req.max_bytes : INT32_MAX;
@@ -103,17 +109,39 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
       const int64_t now_ms = svc.clock.now_ms();
-      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id, now_ms] {
-        if (!from_follower) return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {}};
+      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
+                                             now_ms, read_committed] {
+        if (read_committed) {
+          read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
+          out.data = p->read_committed(offset, limit, min_one, out.aborted);
+          return out;
+        }
+        if (!from_follower) {
+          return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
+                              p->last_stable_offset(), {}};
+        }
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
         return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
-                            std::move(expansion)};
+                            std::move(expansion), p->last_stable_offset(), {}};
       });
       auto outcome = co_await std::move(read_op);
       if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
       s.out->high_watermark = outcome.high_watermark;
-      s.out->last_stable_offset = outcome.high_watermark;  // no transactions yet: LSO = HW
+      s.out->last_stable_offset = outcome.last_stable_offset;
       s.out->log_start_offset = outcome.log_start_offset;
+      if (read_committed) {
+        std::vector<response::aborted_transaction> aborted;
+        aborted.reserve(outcome.aborted.size());
+        for (const auto& a : outcome.aborted) {
+          response::aborted_transaction at;
+          at.producer_id = a.producer_id;
+          at.first_offset = a.first_offset;
+          aborted.push_back(std::move(at));
+        }
+        s.out->aborted_transactions = std::move(aborted);
+      } else {
+        s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted
+      }
       if (!outcome.data) {
         s.out->error_code = to_kafka(outcome.data.err());
         s.out->records_ = protocol::records{};
@@ -134,8 +162,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.
     auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
     for (auto& s : slots) {
-      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset, from_follower] {
+      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset, from_follower, read_committed] {
         if (from_follower) p->park_follower(waiter, offset);
+        else if (read_committed) p->park_committed(waiter, offset);
         else p->park(waiter, offset);
         return true;
       });

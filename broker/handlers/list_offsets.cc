@@ -61,9 +61,9 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
       }
       pr.error_code = error_code::none;
       pr.leader_epoch = p->leader_epoch();
-      // read_committed sees up to the last stable offset, equal to the high watermark without transactions.
+      // KIP-98: latest is the last stable offset for read_committed (v2+ isolation_level 1), else the HW.
       if (lp.timestamp == kLatest) {
-        pr.offset = p->high_watermark();
+        pr.offset = version >= 2 && req.isolation_level == 1 ? p->last_stable_offset() : p->high_watermark();
       } else if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
         pr.offset = p->log_start_offset();
       } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {

@@ -308,3 +308,54 @@ TEST_F(PartitionReplicationTest, ParkedFetchEndsAtMaxWaitOnTheClockOrEarlyOnAppe
 
 }  // namespace
 }  // namespace sluice::broker
+
+namespace sluice::broker {
+namespace {
+
+std::vector<uint8_t> txn_batch(int64_t pid, int32_t seq, int records) {
+  storage::record_batch_builder b;
+  b.set_producer(pid, 0, seq).set_transactional();
+  for (int i = 0; i < records; ++i) b.add("k", "txn-" + std::to_string(seq + i), 1000 + i);
+  return b.build();
+}
+
+// KIP-98 on the leader: the last stable offset stops at the oldest open transaction and, with followers,
+// at a decided one until the high watermark passes its marker; read_committed reads stop there and carry
+// the aborted transactions.
+TEST_F(PartitionReplicationTest, LastStableOffsetAndReadCommitted) {
+  p_->become_leader(1, 1, {1, 2}, {1, 2}, 0, 0);
+  auto plain = batch(2);
+  ASSERT_TRUE(p_->append(plain));             // 0..1
+  auto t1 = txn_batch(7, 0, 3);
+  ASSERT_TRUE(p_->append(t1));                // 2..4, producer 7 opens at 2
+  p_->record_follower_fetch(2, 5, 0);         // HW 5
+  EXPECT_EQ(p_->high_watermark(), 5);
+  EXPECT_EQ(p_->last_stable_offset(), 2);
+  std::vector<storage::aborted_txn> aborted;
+  auto r = p_->read_committed(0, 1 << 20, true, aborted);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->first_offset, 0);
+  EXPECT_TRUE(aborted.empty());
+  auto waiter = std::make_shared<purgatory_waiter>(io_.get_executor());
+  p_->park_committed(waiter, 2);  // nothing stable at 2 yet: parked, not woken
+
+  auto m = p_->append_marker(7, 0, {false, 3});  // abort at 5
+  ASSERT_TRUE(m) << m.err().message;
+  EXPECT_EQ(m->offset, 5);
+  EXPECT_EQ(p_->last_stable_offset(), 2) << "the marker is not replicated yet";
+  p_->record_follower_fetch(2, 6, 0);
+  EXPECT_EQ(p_->high_watermark(), 6);
+  EXPECT_EQ(p_->last_stable_offset(), 6);
+  r = p_->read_committed(2, 1 << 20, true, aborted);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->first_offset, 2);
+  ASSERT_EQ(aborted.size(), 1u);
+  EXPECT_EQ(aborted[0].producer_id, 7);
+  EXPECT_EQ(aborted[0].first_offset, 2);
+  // A follower role refuses markers.
+  p_->become_follower(2, 2);
+  EXPECT_FALSE(p_->append_marker(7, 0, {true, 3}));
+}
+
+}  // namespace
+}  // namespace sluice::broker
