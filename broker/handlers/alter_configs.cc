@@ -56,10 +56,15 @@ task<protocol::alter_configs_response> alter_configs(broker_services& svc, reque
       continue;
     }
     // Kafka's ConfigAdminManager refuses null values before anything else: INVALID_REQUEST.
+    // (A flag, not the text: a config named "" leaves the text empty.)
     std::string nulls;
-    for (const auto& c : r.configs)
-      if (!c.value.has_value()) nulls += (nulls.empty() ? "" : ", ") + c.name;
-    if (!nulls.empty()) {
+    bool any_null = false;
+    for (const auto& c : r.configs) {
+      if (c.value.has_value()) continue;
+      nulls += (any_null ? ", " : "") + c.name;
+      any_null = true;
+    }
+    if (any_null) {
       resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, error_code::invalid_request,
                                                       "Null value not supported for : " + nulls));
       continue;
@@ -83,9 +88,13 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     // Kafka's ConfigAdminManager: a null value for any operation but DELETE is INVALID_REQUEST, checked
     // before the resource itself.
     std::string nulls;
-    for (const auto& c : r.configs)
-      if (c.config_operation != kDelete && !c.value.has_value()) nulls += (nulls.empty() ? "" : ", ") + c.name;
-    if (!nulls.empty()) {
+    bool any_null = false;
+    for (const auto& c : r.configs) {
+      if (c.config_operation == kDelete || c.value.has_value()) continue;
+      nulls += (any_null ? ", " : "") + c.name;
+      any_null = true;
+    }
+    if (any_null) {
       fail(error_code::invalid_request, "Null value not supported for : " + nulls);
       continue;
     }

@@ -49,7 +49,7 @@ BROKER_ID = 7
 INT32_MIN = -2147483648
 # CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12
 CLUSTER_OPS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
-CREATE_PARTITIONS, DESCRIBE_CLUSTER, METADATA, INCREMENTAL_ALTER_CONFIGS = 37, 60, 3, 44
+CREATE_PARTITIONS, DESCRIBE_CLUSTER, METADATA, INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS = 37, 60, 3, 44, 33
 TOPIC_RESOURCE, OP_SET, OP_DELETE = 2, 0, 1
 
 
@@ -267,6 +267,22 @@ def incremental_alter_v0(conn, topic, ops, validate_only=False):
     return out
 
 
+def alter_v0(conn, topic, configs):
+    """AlterConfigs v0 of [(name, value or None)] on one topic -> (error, message)."""
+    body = struct.pack(">i", 1) + struct.pack(">b", TOPIC_RESOURCE) + nstring(topic) + struct.pack(">i", len(configs))
+    for name, value in configs:
+        body += nstring(name) + nstring(value)
+    body += struct.pack(">?", False)
+    r = Reader(conn.request(ALTER_CONFIGS, 0, body))
+    r.int32()  # throttle
+    n = r.int32()
+    assert n == 1, "one resource result expected, got %d" % n
+    out = (r.int16(), r.string())
+    r.int8(), r.string()
+    assert r.at_end(), "trailing bytes in AlterConfigs v0 response"
+    return out
+
+
 def config_validation_part(broker, check):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     # CreateTopics: Kafka's LogConfig bounds, INVALID_CONFIG naming key and value; nothing is created.
@@ -301,6 +317,11 @@ def config_validation_part(broker, check):
             check.true(msg and key in msg, "IncrementalAlterConfigs message names the key: %s" % msg)
     check.eq(incremental_alter_v0(conn, "cfg-alter", [("retention.ms", OP_SET, None)]),
              (42, "Null value not supported for : retention.ms"), "IncrementalAlterConfigs SET null")
+    # A null value under an empty config name (the differential tester's crash, B1): refused, broker alive.
+    check.eq(alter_v0(conn, "cfg-alter", [("", None), ("retention.ms", "86400000")]),
+             (42, "Null value not supported for : "), "AlterConfigs null value of an empty name")
+    check.eq(incremental_alter_v0(conn, "cfg-alter", [("", OP_SET, None)]),
+             (42, "Null value not supported for : "), "IncrementalAlterConfigs SET null of an empty name")
     check.eq(incremental_alter_v0(conn, "cfg-alter", [("max.message.bytes", OP_SET, "0")]), (0, None),
              "IncrementalAlterConfigs max.message.bytes=0")
     conn.close()
