@@ -175,6 +175,10 @@ int32_t partition::latest_epoch() { return closed_ ? -1 : log_->leader_epochs().
 
 storage::epoch_entry partition::end_offset_for_epoch(int32_t epoch) {
   if (closed_) return {storage::leader_epoch_cache::undefined_epoch, storage::leader_epoch_cache::undefined_offset};
+  if (log_->leader_epochs().entries().empty() && role() == replica_role::leader && epoch == leader_epoch()) {
+    // Nothing appended yet in this (single node's first) epoch: Kafka's cache holds it from becomeLeader.
+    return {epoch, log_->log_end_offset()};
+  }
   return log_->leader_epochs().end_offset_for(epoch, log_->log_end_offset());
 }
 

@@ -308,6 +308,11 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   }
   log_end_offset_ = next;
   unflushed_records_ += result.record_count;
+  // Kafka's maybeAssignEpochStartOffset: the first batch of a newer leader epoch starts it (a single node never
+  // goes through become_leader, so its epoch 0 starts with its first append).
+  if (leader_epoch > epochs_->latest_epoch()) {
+    if (auto r = epochs_->assign(leader_epoch, result.base_offset); !r) sluice::log::warn("storage: {}", r.err().message);
+  }
   producer_state_->commit(std::move(producers));
   producer_state_->set_map_end_offset(log_end_offset_);
   if (now - last_producer_expiry_check_ms_ >= config_.producer_id_expiration_check_interval_ms) {

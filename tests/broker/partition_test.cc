@@ -359,3 +359,26 @@ TEST_F(PartitionReplicationTest, LastStableOffsetAndReadCommitted) {
 
 }  // namespace
 }  // namespace sluice::broker
+
+namespace sluice::broker {
+namespace {
+
+// A single node never goes through become_leader: its epoch 0 is known from the start and starts with the
+// first append, so OffsetForLeaderEpoch answers as Kafka does ({0, 0} empty, {0, LEO} after appends; the
+// differential tester's B3).
+TEST_F(PartitionReplicationTest, SingleNodeEpochZeroEndsAtTheLogEnd) {
+  auto e = p_->end_offset_for_epoch(0);
+  EXPECT_EQ(e.epoch, 0);
+  EXPECT_EQ(e.start_offset, 0);
+  auto three = batch(3);
+  ASSERT_TRUE(p_->append(three));
+  e = p_->end_offset_for_epoch(0);
+  EXPECT_EQ(e.epoch, 0);
+  EXPECT_EQ(e.start_offset, 3);
+  ASSERT_EQ(log_->leader_epochs().entries().size(), 1u);
+  EXPECT_EQ(log_->leader_epochs().entries()[0].start_offset, 0) << "epoch 0 starts at the first append";
+  EXPECT_EQ(p_->end_offset_for_epoch(4).epoch, -1) << "an epoch newer than any known";
+}
+
+}  // namespace
+}  // namespace sluice::broker
