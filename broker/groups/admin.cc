@@ -145,12 +145,16 @@ coordinator_result<offset_delete_result> group_coordinator::offset_delete(const 
   for (const auto& tp : eligible) {
     if (g->offsets.count(tp)) removed.push_back(tp);
   }
-  bool deleted = false;
-  result.records = tombstones(g, removed, &deleted);
+  // Kafka 4.x (OffsetMetadataManager.deleteOffsets) writes offset tombstones only: an Empty group left without
+  // offsets stays, and goes at the next retention check (offsets.retention.check.interval.ms).
+  std::vector<group_record> records;
+  for (const auto& tp : removed) {
+    records.push_back({encode_key(offset_commit_key{g->id, tp.topic, tp.partition}), std::nullopt});
+  }
+  result.records = std::move(records);
   if (result.records.empty()) return result;
-  result.failed = [this, g, deleted](group_error e) {
+  result.failed = [this](group_error e) {
     // Kafka answers the partitions' NONE once they are gone from memory; they are not, so say why.
-    if (deleted) revive(g);
     offset_delete_result r;
     r.error = map_group_append_error(e);
     return r;

@@ -110,7 +110,8 @@ class group_coordinator {
   /// append's error (mapped as Kafka's coordinator maps write errors).
   coordinator_result<std::vector<group_deletion_result>> delete_groups(const std::vector<std::string>& group_ids);
   /// OffsetDelete (KIP-496): GROUP_SUBSCRIBED_TO_TOPIC for topics a "consumer" group subscribes to; the
-  /// offsets go when the tombstones are replayed.
+  /// offsets go when the tombstones are replayed. The group itself stays, even Empty and without offsets
+  /// (Kafka 4.x: it goes at the next retention check).
   coordinator_result<offset_delete_result> offset_delete(const std::string& group_id,
                                                          const std::vector<topic_partition>& partitions);
 

@@ -358,6 +358,12 @@ TEST_F(coordinator_test, offset_delete) {
   out = *offset_delete("g", {{"t", 0}});
   EXPECT_EQ(out->partitions.at(0).error, ge::none) << "an Empty group has no subscription";
   EXPECT_TRUE(gc->offset_fetch("g", std::nullopt).partitions.empty());
+  // Kafka 4.x keeps the Empty group without offsets (it goes at the next retention check): no group
+  // tombstone, still described Empty, and a second OffsetDelete finds it.
+  EXPECT_EQ(log.records().back().key, encode_key(offset_commit_key{"g", "t", 0}));
+  EXPECT_EQ(gc->describe_group("g").state, "Empty");
+  out = *offset_delete("g", {{"t", 0}});
+  EXPECT_EQ(out->error, ge::none);
 }
 
 TEST_F(coordinator_test, offset_delete_non_consumer_group_with_members) {
