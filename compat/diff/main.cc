@@ -28,19 +28,37 @@ int usage() {
   return 2;
 }
 
-/// Waits (bounded) until FindCoordinator for a group answers without error on both brokers: Kafka creates
-/// __consumer_offsets on first use and answers COORDINATOR_NOT_AVAILABLE meanwhile.
+/// Waits (bounded) until the coordinators answer on both brokers: Kafka creates __consumer_offsets on first
+/// use and answers COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR while its 50 partitions load, and
+/// COORDINATOR_LOAD_IN_PROGRESS to InitProducerId at first. 64 group ids cover every partition.
 void warm_up_coordinators(runner& run) {
+  boost::json::array keys;
+  for (int i = 0; i < 64; ++i) keys.push_back(boost::json::string("sluice-diff-warmup-" + std::to_string(i)));
   for (broker_client* b : {&run.kafka(), &run.sluice()}) {
-    for (int i = 0; i < 120; ++i) {
+    bool ready = false;
+    for (int i = 0; i < 240 && !ready; ++i) {
       build_context ctx;
-      boost::json::object req{{"key_", "sluice-diff-warmup"}, {"key_type", 0},
-                              {"coordinator_keys", boost::json::array{"sluice-diff-warmup"}}};
-      exchange_result r = b->call(static_cast<int16_t>(sluice::protocol::api_key::find_coordinator), 4, req, ctx, 5000);
-      const auto* e = r.how == outcome::response ? value_at(r.body, "coordinators[0].error_code") : nullptr;
-      if (e && *e == "NONE") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      exchange_result r = b->call(static_cast<int16_t>(sluice::protocol::api_key::find_coordinator), 4,
+                                  boost::json::object{{"key_type", 0}, {"coordinator_keys", keys}}, ctx, 5000);
+      ready = r.how == outcome::response && r.decode_error.empty();
+      if (ready)
+        for (const auto& c : r.body.at("coordinators").as_array()) ready = ready && c.at("error_code") == "NONE";
+      if (ready) {
+        exchange_result d = b->call(static_cast<int16_t>(sluice::protocol::api_key::describe_groups), 5,
+                                    boost::json::object{{"groups", keys}}, ctx, 5000);
+        ready = d.how == outcome::response && d.decode_error.empty();
+        if (ready)
+          for (const auto& g : d.body.at("groups").as_array()) ready = ready && g.at("error_code") == "NONE";
+      }
+      if (ready) {
+        exchange_result p = b->call(static_cast<int16_t>(sluice::protocol::api_key::init_producer_id), 4,
+                                    boost::json::object{{"transactional_id", nullptr}, {"transaction_timeout_ms", 60000},
+                                                        {"producer_id", -1}, {"producer_epoch", -1}}, ctx, 5000);
+        ready = p.how == outcome::response && p.decode_error.empty() && p.body.at("error_code") == "NONE";
+      }
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+    if (!ready) std::cout << "warning: " << b->name() << ": coordinators not ready after 60 s\n";
   }
 }
 
@@ -79,6 +97,7 @@ int main(int argc, char** argv) {
       else if (a == "--count") ropt.count = std::stoll(next());
       else if (a == "--time-limit") ropt.time_limit_s = std::stod(next());
       else if (a == "--stop-on-first") ropt.stop_on_first = true;
+      else if (a == "--trace") ropt.trace = true;
       else return usage();
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";

@@ -17,6 +17,7 @@ struct pools {
   std::mt19937_64 rng;
   std::string prefix;
   int16_t api = 0;
+  int16_t version = 0;
   int pick(int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
   bool chance(int percent) { return pick(100) < percent; }
   template <typename T>
@@ -26,10 +27,21 @@ struct pools {
   std::string topic() {
     if (api == 19 || api == 20)  // CreateTopics, DeleteTopics: topics of their own, the others stay
       return of<std::string>({prefix + "-c", prefix + "-d", prefix + "-missing", "bad topic!", ""});
+    if (api == 3 && version < 4)  // Metadata v0-3 always auto-create, which Kafka does asynchronously (KNOWN.md)
+      return of<std::string>({prefix + "-a", prefix + "-b", "bad topic!"});
     return of<std::string>({prefix + "-a", prefix + "-a", prefix + "-b", prefix + "-missing", "bad topic!", ""});
   }
   std::string group() { return of<std::string>({prefix + "-g1", prefix + "-g1", prefix + "-g2", ""}); }
 };
+
+/// What makes two generated array elements duplicates: a scalar's value, a struct's first key field.
+std::string element_key(const boost::json::value& e) {
+  if (!e.is_object()) return boost::json::serialize(e);
+  for (const char* k : {"name", "topic", "topic_id", "partition_index", "partition", "index", "group_id", "key_",
+                        "resource_name", "member_id", "api_key"})
+    if (auto it = e.as_object().find(k); it != e.as_object().end()) return k + boost::json::serialize(it->value());
+  return boost::json::serialize(e);
+}
 
 bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
 
@@ -61,7 +73,11 @@ int64_t int_value(pools& p, std::string_view n, int bits) {
   if (n == "replication_factor") return p.of<int64_t>({-1, 1, 2});
   if (has(n, "session_timeout")) return p.of<int64_t>({6000, 10000, 10});
   if (has(n, "rebalance_timeout")) return p.of<int64_t>({-1, 200, 500});
-  if (has(n, "max_wait") || has(n, "timeout")) return p.of<int64_t>({0, 0, 100});
+  if (n == "session_id") return 0;      // no fetch sessions (KNOWN.md K4): full fetches only
+  if (n == "session_epoch") return -1;
+  if (has(n, "max_wait")) return p.of<int64_t>({0, 0, 50});
+  if (n == "timeout_ms") return p.of<int64_t>({100, 5000});  // 0: see scenario "timeout 0" of CreateTopics
+  if (has(n, "timeout")) return p.of<int64_t>({0, 100, 60000});
   if (has(n, "generation")) return p.of<int64_t>({-1, 0, 1, 2});
   if (has(n, "epoch")) return p.of<int64_t>({-1, 0, 1});
   if (has(n, "timestamp")) return p.of<int64_t>({-1, -2, -3, 0, 1, 1000});  // relative values fixed below
@@ -106,9 +122,15 @@ boost::json::value gen(pools& p, std::string_view n, int16_t version, bool nulla
     // Bytes: a consumer protocol subscription/assignment v0 with no topics, or empty.
     return boost::json::string(p.chance(80) ? "000000000000ffffffff" : "");
   } else if constexpr (is_vector<T>::value) {
+    // Distinct elements only (by value, or by the struct's key field): duplicates are a case of their own
+    // (scenarios "duplicate ..."), which would otherwise hide every other difference of the request.
     boost::json::array a;
+    std::set<std::string> keys;
     const int len = depth > 4 ? 0 : p.of<int>({0, 1, 1, 1, 2});
-    for (int i = 0; i < len; ++i) a.push_back(gen<typename T::value_type>(p, n, version, false, depth));
+    for (int i = 0; i < len; ++i) {
+      boost::json::value e = gen<typename T::value_type>(p, n, version, false, depth);
+      if (keys.insert(element_key(e)).second) a.push_back(std::move(e));
+    }
     return a;
   } else if constexpr (std::is_same_v<T, protocol::error_code>) {
     return 0;
@@ -171,6 +193,7 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
       const auto [lo, hi] = run.common().at(key);
       const int16_t version = static_cast<int16_t>(lo + p.pick(hi - lo + 1));
       p.api = key;
+      p.version = version;
       boost::json::value req;
       protocol::visit_request_type(key, [&](auto tag) {
         using req_t = typename decltype(tag)::type;
@@ -186,6 +209,10 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
         continue;
       }
       ++totals.requests;
+      if (opt.trace)
+        std::cout << "trace: #" << i + 1 << " " << protocol::api_name(key) << " v" << version << " "
+                  << boost::json::serialize(req) << "\n  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 1500)
+                  << "\n  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 1500) << "\n";
       const bool sluice_lost = rep.sluice_raw.is_string() && !rep.kafka_raw.is_string();
       if (sluice_lost) ++totals.sluice_lost;
       lost_in_a_row = rep.sluice_raw == "<connect failed>" ? lost_in_a_row + 1 : 0;

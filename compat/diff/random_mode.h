@@ -15,6 +15,7 @@ struct random_options {
   double time_limit_s = 60;  // for the whole run
   bool stop_on_first = false;
   bool verbose = false;
+  bool trace = false;  // print every request and both raw responses
   int timeout_ms = 3000;
 };
 

@@ -53,7 +53,8 @@ def main():
         print("SKIP: %s" % e)
         return SKIP
     kafka = kafka_reference.KafkaReference(args.cache, overrides=dict(COMMON))
-    sluice = sluice_harness.Broker(args.broker, overrides=dict(COMMON, **{"broker.id": 1}))
+    # broker.id 1 and min.insync.replicas 1: what kafka_reference.py writes into Kafka's server.properties.
+    sluice = sluice_harness.Broker(args.broker, overrides=dict(COMMON, **{"broker.id": 1, "min.insync.replicas": 1}))
     failed = True
     try:
         t0 = time.monotonic()
@@ -79,6 +80,13 @@ def main():
         # Bounded: the scenarios take a few minutes; the random mode its --time-limit plus setup.
         budget = 900 + float(args.time_limit if args.random else 0)
         rc = subprocess.run(cmd, timeout=budget).returncode
+        if not args.no_scenarios and not args.filter and rc in (0, 1):
+            # Last, as they damage both brokers' state: scenarios/destructive (deleting __consumer_offsets).
+            print("# destructive scenarios", flush=True)
+            rc2 = subprocess.run([args.diff, "--kafka", kafka.bootstrap, "--sluice", sluice.bootstrap, "--known",
+                                  os.path.join(HERE, "known.txt"), "--scenarios",
+                                  os.path.join(HERE, "scenarios", "destructive")], timeout=300).returncode
+            rc = max(rc, rc2)
         if not sluice.alive():
             print("sluice died during the run; last log lines:\n%s" % sluice.log_text()[-3000:])
             rc = 1

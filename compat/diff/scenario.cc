@@ -46,6 +46,28 @@ bool wait_leaders(broker_client& b, const std::string& topic, int partitions) {
   return false;
 }
 
+/// Kafka lists a leader in Metadata a moment before the partition serves (NOT_LEADER_OR_FOLLOWER): waits
+/// (bounded) until ListOffsets (latest) answers every partition without error.
+bool wait_serving(broker_client& b, const std::string& topic, int partitions) {
+  boost::json::array parts;
+  for (int p = 0; p < partitions; ++p)
+    parts.push_back(boost::json::object{{"partition_index", p}, {"current_leader_epoch", -1}, {"timestamp", -1}});
+  boost::json::object req{{"replica_id", -1}, {"topics", boost::json::array{boost::json::object{{"name", topic}, {"partitions", parts}}}}};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int i = 0; i < 400 && std::chrono::steady_clock::now() < deadline; ++i) {
+    build_context ctx;
+    exchange_result r = b.call(static_cast<int16_t>(protocol::api_key::list_offsets), 7, req, ctx, 5000);
+    if (r.how == outcome::response && r.decode_error.empty()) {
+      int ok = 0;
+      for (const auto& p : r.body.at("topics").as_array()[0].at("partitions").as_array())
+        if (p.at("error_code").as_string() == "NONE") ++ok;
+      if (ok == partitions) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
 void print_report(const std::string& title, const step_report& rep, const scenario_options& opt) {
   if (rep.unexplained.empty() && !(opt.verbose && !rep.known.empty())) return;
   std::cout << title << "\n";
@@ -116,8 +138,8 @@ bool create_topic_both(runner& run, const std::string& topic, int partitions, co
               (r.body.is_null() ? "" : boost::json::serialize(r.body).substr(0, 300));
       return false;
     }
-    if (!wait_leaders(*b, topic, partitions)) {
-      error = b->name() + ": " + topic + " has no leaders after 10 s";
+    if (!wait_leaders(*b, topic, partitions) || !wait_serving(*b, topic, partitions)) {
+      error = b->name() + ": " + topic + " not served after 10 s";
       return false;
     }
   }
