@@ -79,6 +79,21 @@ boost::json::value runner::substitute(const boost::json::value& v, const std::st
   return boost::json::string(s);
 }
 
+namespace {
+/// "Produce@0-2" -> api Produce, versions 0..2; "*" any api.
+bool known_applies(const known_difference& k, const std::string& api, int16_t version) {
+  const auto at = k.api.find('@');
+  const std::string name = k.api.substr(0, at);
+  if (name != "*" && name != api) return false;
+  if (at == std::string::npos) return true;
+  const std::string range = k.api.substr(at + 1);
+  const auto dash = range.find('-');
+  const int lo = std::stoi(range.substr(0, dash));
+  const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
+  return lo <= version && version <= hi;
+}
+}  // namespace
+
 boost::json::value runner::result_json(const exchange_result& r) {
   if (r.how != outcome::response) {
     if (r.no_response_expected && r.how == outcome::response) return nullptr;
@@ -91,7 +106,8 @@ boost::json::value runner::result_json(const exchange_result& r) {
 
 step_report runner::exchange(int16_t api_key, int16_t version, const boost::json::value& kafka_req,
                              const boost::json::value& sluice_req, side_state& ks, side_state& ss,
-                             const std::vector<std::string>& ignore, int timeout_ms, const frame_edit& edit) {
+                             const std::vector<std::string>& ignore, int timeout_ms, const frame_edit& edit,
+                             const std::vector<known_difference>& extra_known) {
   step_report rep;
   build_context kc{base_ms_, {}}, sc{base_ms_, {}};
   const exchange_result kr = kafka_.call(api_key, version, kafka_req, kc, timeout_ms, edit);
@@ -109,11 +125,9 @@ step_report runner::exchange(int16_t api_key, int16_t version, const boost::json
     for (const auto& p : ignore) ignored = ignored || path_matches(p, d.path);
     if (ignored) continue;
     const known_difference* k = nullptr;
-    for (const auto& kd : known_)
-      if ((kd.api == "*" || kd.api == api) && path_matches(kd.pattern, d.path)) {
-        k = &kd;
-        break;
-      }
+    for (const std::vector<known_difference>* list : {&extra_known, static_cast<const std::vector<known_difference>*>(&known_)})
+      for (const auto& kd : *list)
+        if (!k && known_applies(kd, api, version) && path_matches(kd.pattern, d.path)) k = &kd;
     if (k)
       rep.known.push_back({d, k->why});
     else

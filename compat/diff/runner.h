@@ -16,7 +16,7 @@ namespace sluice::diff {
 
 /// One line of known.txt: differences that stay (KNOWN.md explains each).
 struct known_difference {
-  std::string api;      // Kafka API name or "*"
+  std::string api;      // Kafka API name or "*", optionally "@lo-hi" (versions) after it: "Produce@0-2"
   std::string pattern;  // path glob
   std::string why;
 };
@@ -57,7 +57,8 @@ class runner {
   /// compares; `ignore` are extra path globs of this step.
   step_report exchange(int16_t api_key, int16_t version, const boost::json::value& kafka_req,
                        const boost::json::value& sluice_req, side_state& ks, side_state& ss,
-                       const std::vector<std::string>& ignore, int timeout_ms, const frame_edit& edit);
+                       const std::vector<std::string>& ignore, int timeout_ms, const frame_edit& edit,
+                       const std::vector<known_difference>& extra_known = {});
 
  private:
   boost::json::value result_json(const exchange_result& r);

@@ -232,7 +232,12 @@ void run_scenario_file(runner& run, const std::string& file, const scenario_opti
           if (st.contains("truncate")) edit.truncate = st.at("truncate").to_number<int64_t>();
           if (st.contains("append_hex")) edit.append_hex = std::string(st.at("append_hex").as_string());
           const int timeout = st.contains("timeout_ms") ? st.at("timeout_ms").to_number<int>() : opt.timeout_ms;
-          step_report rep = run.exchange(key, version, kq, sq, ks, ssd, ignore, timeout, edit);
+          std::vector<known_difference> known;  // "known": [{"path": glob, "why": "Kn: ..."}] of the step or scenario
+          for (const auto* src : {&st, &sc})
+            if (src->contains("known"))
+              for (const auto& kv : src->at("known").as_array())
+                known.push_back({"*", std::string(kv.at("path").as_string()), std::string(kv.at("why").as_string())});
+          step_report rep = run.exchange(key, version, kq, sq, ks, ssd, ignore, timeout, edit, known);
           ++totals.requests;
           if (st.contains("save"))
             for (const auto& kv : st.at("save").as_object()) {
