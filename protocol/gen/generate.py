@@ -4,7 +4,8 @@
   generate.py --defs <protocol/defs> --out <build/protocol_gen> [--test-out <file.cc>]
 
 Writes, under --out: protocol/api_key.{h,cc}, protocol/error_code.{h,cc}, protocol/api_traits.{h,cc},
-protocol/messages/<api>.{h,cc} (one pair per .def file) and protocol/messages/all.h. With --test-out,
+protocol/messages/<api>.{h,cc} (one pair per .def file), protocol/messages/all.h and
+protocol/messages/fields.h (field lists for tools). With --test-out,
 also a GoogleTest source with value fillers and round-trip / truncation tests for every message.
 """
 import argparse
@@ -14,6 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import defs as D  # noqa: E402
 from message_gen import MessageGen  # noqa: E402
+from fields import gen_fields_h  # noqa: E402
 from roundtrip import write_roundtrip_test  # noqa: E402
 from tables import gen_all_h, gen_api_keys, gen_api_traits, gen_error_codes, write_message_files  # noqa: E402
 
@@ -46,6 +48,7 @@ def main():
     responses = {g.msg.key: g for _, g in all_gens if g.msg.kind == "response"}
     gen_all_h(files, requests, responses, a.out)
     gen_api_traits(requests, api_names, a.out)
+    gen_fields_h(all_gens, a.out)
 
     if a.test_out:
         write_roundtrip_test(all_gens, a.test_out)

@@ -1,0 +1,250 @@
+#include "compat/diff/random_mode.h"
+
+#include <chrono>
+#include <iostream>
+#include <random>
+#include <set>
+
+#include "compat/diff/scenario.h"
+#include "protocol/api_key.h"
+#include "protocol/messages/fields.h"
+
+namespace sluice::diff {
+namespace {
+
+/// Values of one seed: its topics and groups, and the generator.
+struct pools {
+  std::mt19937_64 rng;
+  std::string prefix;
+  int16_t api = 0;
+  int16_t version = 0;
+  int pick(int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); }
+  bool chance(int percent) { return pick(100) < percent; }
+  template <typename T>
+  T of(std::initializer_list<T> l) {
+    return *(l.begin() + pick(static_cast<int>(l.size())));
+  }
+  std::string topic() {
+    if (api == 19 || api == 20)  // CreateTopics, DeleteTopics: topics of their own, the others stay
+      return of<std::string>({prefix + "-c", prefix + "-d", prefix + "-missing", "bad topic!", ""});
+    if (api == 3 && version < 4)  // Metadata v0-3 always auto-create, which Kafka does asynchronously (KNOWN.md)
+      return of<std::string>({prefix + "-a", prefix + "-b", "bad topic!"});
+    return of<std::string>({prefix + "-a", prefix + "-a", prefix + "-b", prefix + "-missing", "bad topic!", ""});
+  }
+  std::string group() { return of<std::string>({prefix + "-g1", prefix + "-g1", prefix + "-g2", ""}); }
+};
+
+/// What makes two generated array elements duplicates: a scalar's value, a struct's first key field.
+std::string element_key(const boost::json::value& e) {
+  if (!e.is_object()) return boost::json::serialize(e);
+  for (const char* k : {"name", "topic", "topic_id", "partition_index", "partition", "index", "group_id", "key_",
+                        "resource_name", "member_id", "api_key"})
+    if (auto it = e.as_object().find(k); it != e.as_object().end()) return k + boost::json::serialize(it->value());
+  return boost::json::serialize(e);
+}
+
+bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+
+boost::json::value string_value(pools& p, std::string_view n) {
+  if (n == "name" || has(n, "topic")) return boost::json::string(p.topic());
+  if (has(n, "group_id") || n == "key_" || n == "coordinator_keys" || n == "states_filter" || n == "groups")
+    return boost::json::string(p.group());
+  if (has(n, "member_id")) return boost::json::string(p.of<std::string>({"", "", "unknown-member"}));
+  if (has(n, "group_instance_id")) return boost::json::string(p.of<std::string>({"inst-1", "inst-2"}));
+  if (n == "protocol_type") return boost::json::string(p.of<std::string>({"consumer", "consumer", "other"}));
+  if (n == "protocol_name" || n == "protocol") return boost::json::string(p.of<std::string>({"range", "roundrobin"}));
+  if (n == "resource_name") return boost::json::string(p.of<std::string>({p.prefix + "-a", p.prefix + "-missing", ""}));
+  if (n == "value")
+    return boost::json::string(p.of<std::string>({"86400000", "compact", "delete", "-5", "abc", "1048576"}));
+  if (has(n, "config") || n == "name")
+    return boost::json::string(p.of<std::string>({"retention.ms", "cleanup.policy", "bogus.config", "segment.bytes"}));
+  if (has(n, "metadata") || has(n, "committed_metadata")) return boost::json::string(p.of<std::string>({"", "m"}));
+  if (has(n, "mechanism")) return boost::json::string(p.of<std::string>({"PLAIN", "GSSAPI", "NOPE"}));
+  if (has(n, "rack")) return boost::json::string(p.of<std::string>({"", "r1"}));
+  return boost::json::string(p.of<std::string>({"", "x", p.prefix + "-a"}));
+}
+
+int64_t int_value(pools& p, std::string_view n, int bits) {
+  if (n == "acks") return p.of<int64_t>({-1, 1, 0});
+  if (has(n, "partition") || n == "index" || n == "partitions" || (has(n, "replica") && bits == 32 && !has(n, "replica_id")))
+    return p.of<int64_t>({-1, 0, 0, 1, 2, 3});
+  if (n == "replica_id") return p.of<int64_t>({-1, -1, -1, 0});
+  if (has(n, "count") || n == "num_partitions") return p.of<int64_t>({-1, 1, 2, 4});
+  if (n == "replication_factor") return p.of<int64_t>({-1, 1, 2});
+  if (has(n, "session_timeout")) return p.of<int64_t>({6000, 10000, 10});
+  if (has(n, "rebalance_timeout")) return p.of<int64_t>({-1, 200, 500});
+  if (n == "session_id") return 0;      // no fetch sessions (KNOWN.md K4): full fetches only
+  if (n == "session_epoch") return -1;
+  if (has(n, "max_wait")) return p.of<int64_t>({0, 0, 50});
+  if (n == "timeout_ms") return p.of<int64_t>({100, 5000});  // 0: see scenario "timeout 0" of CreateTopics
+  if (has(n, "timeout")) return p.of<int64_t>({0, 100, 60000});
+  if (has(n, "generation")) return p.of<int64_t>({-1, 0, 1, 2});
+  if (has(n, "epoch")) return p.of<int64_t>({-1, 0, 1});
+  if (has(n, "timestamp")) return p.of<int64_t>({-1, -2, -3, 0, 1, 1000});  // relative values fixed below
+  if (has(n, "offset")) return p.of<int64_t>({-2, -1, 0, 1, 3, 10, 1000});
+  if (has(n, "max_bytes")) return p.of<int64_t>({0, 1, 100, 1048576});
+  if (has(n, "isolation")) return p.of<int64_t>({0, 1});
+  if (has(n, "producer_id")) return p.of<int64_t>({-1, -1, 0, 1});
+  if (has(n, "sequence")) return p.of<int64_t>({-1, 0});
+  if (n == "resource_type") return p.of<int64_t>({2, 2, 2, 0, 99});
+  if (has(n, "key_type")) return p.of<int64_t>({0, 0, 5});
+  if (has(n, "operation") || n == "config_operation") return p.of<int64_t>({0, 1, 2, 3, 9});
+  if (has(n, "error")) return 0;
+  if (bits == 8) return p.of<int64_t>({0, 1, -1});
+  return p.of<int64_t>({-1, 0, 1, 2});
+}
+
+template <typename T>
+boost::json::value gen(pools& p, std::string_view n, int16_t version, bool nullable, int depth);
+
+template <typename S>
+boost::json::value gen_struct(pools& p, int16_t version, int depth) {
+  boost::json::object o;
+  S s{};
+  protocol::field_list<S>::each(s, [&](auto& member, const protocol::field_info& info) {
+    if (!info.present(version)) return;
+    if (info.tagged && p.chance(70)) return;  // tagged fields: mostly left at their defaults
+    using M = std::remove_cvref_t<decltype(member)>;
+    o[info.name] = gen<M>(p, info.name, version, info.nullable(version), depth + 1);
+  });
+  return o;
+}
+
+template <typename T>
+boost::json::value gen(pools& p, std::string_view n, int16_t version, bool nullable, int depth) {
+  if constexpr (is_optional<T>::value) {
+    // Null only where nullable, and then rarely; transactional ids stay null (transactions: issue #16).
+    // AlterConfigs values stay non-null: a null value after an empty config name crashes Sluice (reported;
+    // scenarios/destructive/alter_configs_null_value.json), which would end every long run.
+    if (n == "transactional_id" || (nullable && p.chance(15) && !(p.api == 33 && n == "value"))) return nullptr;
+    return gen<typename T::value_type>(p, n, version, false, depth);
+  } else if constexpr (protocol::has_field_list<T>) {
+    return gen_struct<T>(p, version, depth);
+  } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+    // Bytes: a consumer protocol subscription/assignment v0 with no topics, or empty.
+    return boost::json::string(p.chance(80) ? "000000000000ffffffff" : "");
+  } else if constexpr (is_vector<T>::value) {
+    // Distinct elements only (by value, or by the struct's key field): duplicates are a case of their own
+    // (scenarios "duplicate ..."), which would otherwise hide every other difference of the request.
+    boost::json::array a;
+    std::set<std::string> keys;
+    const int len = depth > 4 ? 0 : p.of<int>({0, 1, 1, 1, 2});
+    for (int i = 0; i < len; ++i) {
+      boost::json::value e = gen<typename T::value_type>(p, n, version, false, depth);
+      if (keys.insert(element_key(e)).second) a.push_back(std::move(e));
+    }
+    return a;
+  } else if constexpr (std::is_same_v<T, protocol::error_code>) {
+    return 0;
+  } else if constexpr (std::is_same_v<T, protocol::uuid>) {
+    return boost::json::string(p.of<std::string>({"$id:" + p.prefix + "-a", "$id:" + p.prefix + "-b", "zero",
+                                                  "AAAAAAAAAAAAAAAAAAAAAQ"}));
+  } else if constexpr (std::is_same_v<T, protocol::records>) {
+    boost::json::object spec{{"count", p.of<int>({1, 1, 3})}, {"codec", p.chance(30) ? "gzip" : "none"}};
+    if (p.chance(10)) spec["bad_crc"] = true;
+    return spec;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return string_value(p, n);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (n == "allow_auto_topic_creation") return false;  // auto-creation is asynchronous in Kafka
+    return p.chance(50);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return 0.0;
+  } else {
+    int64_t v = int_value(p, n, static_cast<int>(sizeof(T) * 8));
+    if (has(n, "timestamp") && v >= 0) return boost::json::string("$now+" + std::to_string(v));
+    return static_cast<T>(v);
+  }
+}
+
+std::string signature(int16_t api, int16_t version, const std::string& path) {
+  std::string p;  // indexes dropped: one signature per field
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '[') {
+      p += "[]";
+      i = path.find(']', i);
+      continue;
+    }
+    p += path[i];
+  }
+  return std::string(protocol::api_name(api)) + " v" + std::to_string(version) + " " + p;
+}
+
+}  // namespace
+
+bool run_random(runner& run, const random_options& opt, random_totals& totals) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::vector<int16_t> keys;
+  for (const auto& [k, r] : run.common()) keys.push_back(k);
+  std::set<std::string> seen;
+  int lost_in_a_row = 0;
+  for (int64_t si = 0; si < opt.seeds && elapsed() < opt.time_limit_s; ++si) {
+    const uint64_t seed = opt.seed + static_cast<uint64_t>(si);
+    pools p{std::mt19937_64(seed), "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000)};
+    std::string error;
+    if (!create_topic_both(run, p.prefix + "-a", 3, {}, error) || !create_topic_both(run, p.prefix + "-b", 1, {}, error)) {
+      std::cout << "random: seed " << seed << ": setup failed: " << error << "\n";
+      return false;
+    }
+    side_state ks, ss;
+    run.kafka().forget_ids();
+    run.sluice().forget_ids();
+    for (int64_t i = 0; i < opt.count && elapsed() < opt.time_limit_s; ++i) {
+      const int16_t key = keys[p.pick(static_cast<int>(keys.size()))];
+      const auto [lo, hi] = run.common().at(key);
+      const int16_t version = static_cast<int16_t>(lo + p.pick(hi - lo + 1));
+      p.api = key;
+      p.version = version;
+      boost::json::value req;
+      protocol::visit_request_type(key, [&](auto tag) {
+        using req_t = typename decltype(tag)::type;
+        req = gen_struct<req_t>(p, version, 0);
+      });
+      step_report rep;
+      try {
+        const auto kq = run.substitute(req, p.prefix, ks, run.kafka());
+        const auto sq = run.substitute(req, p.prefix, ss, run.sluice());
+        rep = run.exchange(key, version, kq, sq, ks, ss, {}, opt.timeout_ms, {});
+      } catch (const std::exception& e) {
+        std::cout << "random: seed " << seed << " request " << i + 1 << ": ERROR " << e.what() << "\n";
+        continue;
+      }
+      ++totals.requests;
+      if (opt.trace)
+        std::cout << "trace: #" << i + 1 << " " << protocol::api_name(key) << " v" << version << " "
+                  << boost::json::serialize(req) << "\n  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 1500)
+                  << "\n  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 1500) << "\n";
+      const bool sluice_lost = rep.sluice_raw.is_string() && !rep.kafka_raw.is_string();
+      if (sluice_lost) ++totals.sluice_lost;
+      lost_in_a_row = rep.sluice_raw == "<connect failed>" ? lost_in_a_row + 1 : 0;
+      if (!rep.unexplained.empty()) {
+        ++totals.differing;
+        totals.unexplained += static_cast<int64_t>(rep.unexplained.size());
+        bool fresh = false;
+        for (const auto& d : rep.unexplained) fresh = seen.insert(signature(key, version, d.path)).second || fresh;
+        if (fresh || opt.verbose) {
+          std::cout << "random: difference: seed " << seed << " request " << i + 1 << " (replay: --random --seed "
+                    << seed << " --count " << i + 1 << ") " << protocol::api_name(key) << " v" << version << "\n";
+          std::cout << "  request: " << boost::json::serialize(req) << "\n";
+          for (const auto& d : rep.unexplained)
+            std::cout << "  " << d.path << ": kafka=" << d.kafka << " sluice=" << d.sluice << "\n";
+          if (opt.verbose) {
+            std::cout << "  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 3000) << "\n";
+            std::cout << "  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 3000) << "\n";
+          }
+        }
+        if (opt.stop_on_first) return true;
+      }
+      if (lost_in_a_row >= 3) {
+        std::cout << "random: Sluice refuses connections (crashed?) at seed " << seed << " request " << i + 1 << "\n";
+        return false;
+      }
+    }
+    ++totals.seeds_done;
+    totals.last_seed = seed;
+  }
+  return true;
+}
+
+}  // namespace sluice::diff
