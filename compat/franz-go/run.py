@@ -323,6 +323,12 @@ def run_one(binary, pkg, name, env, timeout, logpath):
     return "FAIL", secs, text
 
 
+def subtests(text, name):
+    """(subtests run, of them skipped, failed) from the -test.v lines `    --- STATE: Name/sub (...)`."""
+    states = re.findall(r"^\s+--- (PASS|FAIL|SKIP): %s/\S+ \(" % re.escape(name), text, re.M)
+    return len(states), states.count("SKIP"), states.count("FAIL")
+
+
 def failure_excerpt(text, n=TAIL_LINES):
     """The last n lines before Go's timeout goroutine dump (or of the output)."""
     cut = text.find("panic: test timed out after")
@@ -349,10 +355,15 @@ def skip_reason(text, name):
 
 
 def first_error(text):
-    """A short reason for a FAIL: the first `file_test.go:N: ...` message or panic line."""
-    for l in text.splitlines():
-        s = l.strip()
-        if re.match(r"^\S+_test\.go:\d+: ", s) or s.startswith("panic:"):
+    """A short reason for a FAIL: the first `file_test.go:N: ...` message that is not a (sub)test's skip
+    message (those sit next to its `--- SKIP` line), or the first panic line."""
+    lines = [l.strip() for l in text.splitlines()]
+    near_skip = set()
+    for i, l in enumerate(lines):
+        if l.startswith("--- SKIP:"):
+            near_skip.update(range(i - 2, i + 3))
+    for i, s in enumerate(lines):
+        if (re.match(r"^\S+_test\.go:\d+: ", s) and i not in near_skip) or s.startswith("panic:"):
             return s[:220]
     return ""
 
@@ -441,6 +452,7 @@ def main():
         % (version, len(names), args.records, args.per_test_timeout, run_dir))
 
     results = {}  # (target key, name) -> (state, secs, first, rerun state or None, why)
+    subs = {}  # (target key, name) -> (subtests, skipped, failed)
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt("signal %d" % signum)
@@ -495,10 +507,7 @@ def main():
                                                                                int(deadline - time.monotonic())),
                                                       os.path.join(colddir, n + ".rerun.log"))
                         t.revive(n + " (rerun)")
-                        if rerun in ("FAIL", "TIMEOUT"):
-                            state, secs, text = rerun, secs2, text2
-                        elif rerun == "PASS":
-                            state = "PASS"
+                        state, secs, text = rerun, secs2, text2  # the verdict is the rerun's; `first` keeps the other
                     if state in ("FAIL", "TIMEOUT"):
                         failed_any = True
                         why = first_error(text) or ("killed after %d s" % tmo if state == "TIMEOUT" else "")
@@ -510,8 +519,12 @@ def main():
                     elif state == "SKIP":
                         why = skip_reason(text, n)
                     results[(t.key, n)] = (state, secs, first, rerun, why)
+                    subs[(t.key, n)] = subtests(text, n)
                     shown = state if rerun is None or rerun == first else "%s>%s" % (first, rerun)
-                    log("# %-11s %-55s %s (%.1f s)%s" % (t.title, n, shown, secs, (": " + why) if why else ""))
+                    nsub, nskip, nfail = subs[(t.key, n)]
+                    subnote = " [%d subtests: %d skipped, %d failed]" % (nsub, nskip, nfail) if nsub else ""
+                    log("# %-11s %-55s %s (%.1f s)%s%s" % (t.title, n, shown, secs, subnote,
+                                                           (": " + why) if why else ""))
             finally:
                 t.stop(failed=failed_any)
     except KeyboardInterrupt as e:
@@ -527,21 +540,26 @@ def main():
     width = max(len(n) for n in names)
     cols = [t for t in targets]
     log("")
-    log("%-*s  %s" % (width, "test", "  ".join("%-14s" % t.title for t in cols)))
+    log("%-*s  %s" % (width, "test", "  ".join("%-20s" % t.title for t in cols)))
     for n in names:
         cells = []
         for t in cols:
             r = results.get((t.key, n))
             if r is None:
-                cells.append("%-14s" % "-")
+                cells.append("%-20s" % "-")
                 continue
             state, secs, first, rerun, why = r
             s = state if rerun is None or rerun == first else "%s>%s" % (first, rerun)
             if t.is_sluice and state in ("FAIL", "TIMEOUT") and known_reason(known, n, t) is not None:
                 s += "*"
-            cells.append("%-14s" % ("%s %.0fs" % (s, secs) if state != "SKIP" else s))
+            if state != "SKIP":
+                s = "%s %.0fs" % (s, secs)
+            nsub, nskip, nfail = subs.get((t.key, n), (0, 0, 0))
+            if nskip:
+                s += " s%d/%d" % (nskip, nsub)
+            cells.append("%-20s" % s)
         log("%-*s  %s" % (width, n, "  ".join(cells)))
-    log("(* = known failure, known_failures.txt; A>B = A first, B when rerun alone)")
+    log("(* = known failure, known_failures.txt; A>B = A first, B when rerun alone; sK/N = K of N subtests skipped)")
 
     exit_code = 0
     summaries = []
