@@ -496,7 +496,11 @@ def main():
                     state, secs, text = run_one(binary, pkg, n, env, tmo, os.path.join(colddir, n + ".log"))
                     t.revive(n)
                     first, rerun, why = state, None, ""
-                    if state in ("FAIL", "TIMEOUT") and not args.no_rerun and deadline - time.monotonic() > 10:
+                    is_known = t.is_sluice and known_reason(known, n, t) is not None
+                    if state in ("FAIL", "TIMEOUT") and is_known:
+                        log("# %-11s %-55s %s (%.1f s); known failure, not rerun" % (t.title, n, state, secs))
+                    if state in ("FAIL", "TIMEOUT") and not args.no_rerun and not is_known \
+                            and deadline - time.monotonic() > 10:
                         log("# %-11s %-55s %s (%.1f s); rerunning it alone" % (t.title, n, state, secs))
                         with open(failures_log, "a") as f:
                             f.write("==== %s %s %s (%.1f s), first run: last %d lines of %s\n%s\n\n"
