@@ -362,10 +362,22 @@ def first_error(text):
     for i, l in enumerate(lines):
         if l.startswith("--- SKIP:"):
             near_skip.update(range(i - 2, i + 3))
+    # franz-go's helpers log these; parallel subtests print their `--- SKIP` lines only at the end
+    benign = re.compile(r"completed in |does not support |not set, skipping")
     for i, s in enumerate(lines):
-        if (re.match(r"^\S+_test\.go:\d+: ", s) and i not in near_skip) or s.startswith("panic:"):
+        if s.startswith("panic:") or (re.match(r"^\S+_test\.go:\d+: ", s) and i not in near_skip
+                                      and not benign.search(s)):
             return s[:220]
     return ""
+
+
+def timeout_reason(text, tmo):
+    """For a TIMEOUT: Go's own timeout and the tests it names as still running, else our kill."""
+    m = re.search(r"panic: test timed out after (\S+)\n\s*running tests:\n((?:\s+\S+ \(\S+\)\n)+)", text)
+    if m:
+        running = [l.split()[0] for l in m.group(2).splitlines() if l.strip()]
+        return "Go's -test.timeout %s; still running: %s" % (m.group(1), ", ".join(running)[:300])
+    return "killed after %d s" % tmo
 
 
 # ---------------------------------------------------------------------------------------------
@@ -514,7 +526,7 @@ def main():
                         state, secs, text = rerun, secs2, text2  # the verdict is the rerun's; `first` keeps the other
                     if state in ("FAIL", "TIMEOUT"):
                         failed_any = True
-                        why = first_error(text) or ("killed after %d s" % tmo if state == "TIMEOUT" else "")
+                        why = timeout_reason(text, tmo) if state == "TIMEOUT" else first_error(text)
                         logpath = os.path.join(colddir, n + (".rerun.log" if rerun else ".log"))
                         with open(failures_log, "a") as f:
                             f.write("==== %s %s %s (%.1f s)%s: last %d lines of %s\n%s\n\n"
