@@ -287,10 +287,10 @@ def kill_group(proc):
         pass
 
 
-def run_one(binary, pkg, name, env, timeout, logpath):
+def run_one(binary, pkg, name, env, timeout, logpath, raw_pattern=False):
     """Runs one top-level test; returns (state, seconds, output text)."""
     go_timeout = max(30, timeout - 15)  # Go's own timeout first: it prints where the test hung
-    cmd = [binary, "-test.run", "^%s$" % name, "-test.v", "-test.count", "1", "-test.timeout", "%ds" % go_timeout]
+    cmd = [binary, "-test.run", name if raw_pattern else "^%s$" % name, "-test.v", "-test.count", "1", "-test.timeout", "%ds" % go_timeout]
     t0 = time.monotonic()
     with open(logpath, "wb") as out:
         out.write(("$ %s\n# KGO_SEEDS=%s KGO_TEST_RF=%s KGO_TEST_RECORDS=%s\n"
@@ -327,6 +327,24 @@ def subtests(text, name):
     """(subtests run, of them skipped, failed) from the -test.v lines `    --- STATE: Name/sub (...)`."""
     states = re.findall(r"^\s+--- (PASS|FAIL|SKIP): %s/\S+ \(" % re.escape(name), text, re.M)
     return len(states), states.count("SKIP"), states.count("FAIL")
+
+
+def run_package(binary, pkg, names, env, timeout, logpath):
+    """--one-process: every name in one test process, as franz-go's CI runs `go test ./...` (the
+    t.Parallel tests, TestGroupETL, TestTxnEtl, TestShareGroupETL..., then run concurrently).
+    Returns {name: (state, seconds, its lines, skip reason)}; a test without a `--- STATE: Name` line got no verdict
+    (TIMEOUT when the process was killed or Go's timeout fired, FAIL otherwise)."""
+    rx = "^(%s)$" % "|".join(re.escape(n) for n in names)
+    state, secs, text = run_one(binary, pkg, rx, env, timeout, logpath, raw_pattern=True)
+    out = {}
+    for n in names:
+        m = re.findall(r"^--- (PASS|FAIL|SKIP): %s \(([\d.]+)s\)" % re.escape(n), text, re.M)
+        mine = "\n".join(l for l in text.splitlines() if n in l or l.startswith("panic:"))
+        if m:
+            out[n] = (m[-1][0], float(m[-1][1]), mine, skip_reason(text, n) if m[-1][0] == "SKIP" else "")
+        else:
+            out[n] = ("TIMEOUT" if state == "TIMEOUT" else "FAIL", secs, mine + "\n" + failure_excerpt(text), "")
+    return out
 
 
 def failure_excerpt(text, n=TAIL_LINES):
@@ -406,6 +424,9 @@ def main():
     ap.add_argument("--unsafe", action="store_true", help="set KGO_TEST_UNSAFE (EndAndBeginTransaction unsafe mode)")
     ap.add_argument("--log-level", default="", choices=["", "info", "debug", "none"], help="KGO_LOG_LEVEL")
     ap.add_argument("--no-rerun", action="store_true", help="do not rerun a failing test alone once")
+    ap.add_argument("--one-process", action="store_true",
+                    help="all selected tests in one process, concurrently as franz-go's CI (`go test ./...`); "
+                         "Sluice's known failures are left out; --overall-timeout bounds it")
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="broker config for the brokers started here (repeatable)")
     ap.add_argument("--versions", default=os.path.join(HERE, "versions.txt"))
@@ -499,7 +520,33 @@ def main():
                 env["KGO_LOG_LEVEL"] = args.log_level
             failed_any = False
             try:
-                for n in names:
+                if args.one_process:
+                    runnable = [n for n in names if not (t.is_sluice and known_reason(known, n, t) is not None)]
+                    for n in names:
+                        if n not in runnable:
+                            results[(t.key, n)] = ("SKIP", 0.0, "SKIP", None, "known failure: not run with --one-process")
+                    tmo = max(10, min(int(deadline - time.monotonic()), 2 * args.per_test_timeout))
+                    log("# %s: %d tests in one process (timeout %d s)" % (t.title, len(runnable), tmo))
+                    for n, (state, secs, text, skipwhy) in run_package(binary, pkg, runnable, env, tmo,
+                                                              os.path.join(colddir, "one-process.log")).items():
+                        why = ""
+                        if state in ("FAIL", "TIMEOUT"):
+                            failed_any = True
+                            why = timeout_reason(text, tmo) if state == "TIMEOUT" else first_error(text)
+                            with open(failures_log, "a") as f:
+                                f.write("==== %s %s %s (one process): its lines of %s\n%s\n\n"
+                                        % (t.title, n, state, os.path.join(colddir, "one-process.log"),
+                                           "\n".join(text.splitlines()[-TAIL_LINES:])))
+                        elif state == "SKIP":
+                            why = skipwhy
+                        results[(t.key, n)] = (state, secs, state, None, why)
+                        subs[(t.key, n)] = subtests(text, n)
+                        log("# %-11s %-55s %s (%.1f s)%s" % (t.title, n, state, secs, (": " + why) if why else ""))
+                    t.revive("the one-process run")
+                    names_loop = []
+                else:
+                    names_loop = names
+                for n in names_loop:
                     left = int(deadline - time.monotonic())
                     if left < 10:
                         results[(t.key, n)] = ("SKIP", 0.0, "SKIP", None, "overall timeout reached")
