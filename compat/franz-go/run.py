@@ -357,18 +357,23 @@ def failure_excerpt(text, n=TAIL_LINES):
 
 
 def skip_reason(text, name):
-    """The t.Skip message of a skipped test (the line(s) before `--- SKIP`)."""
+    """The t.Skip message of a skipped test: the `file_test.go:N: ...` line next to its `--- SKIP`."""
     lines = text.splitlines()
+    msg = re.compile(r"^\S+_test\.go:\d+: ")
     for i, l in enumerate(lines):
         if l.startswith("--- SKIP: %s " % name):
+            for j in range(i - 1, max(i - 4, -1), -1):  # -test.v streams the message before `--- SKIP`
+                s = lines[j].strip()
+                if s.startswith("=== ") or s.startswith("--- "):
+                    break
+                if msg.match(s):
+                    return msg.sub("", s)
             for j in range(i + 1, min(i + 4, len(lines))):
                 s = lines[j].strip()
-                if s and not s.startswith(("PASS", "ok", "---", "===")):
-                    return re.sub(r"^\S+_test\.go:\d+: ", "", s)
-            for j in range(i - 1, max(i - 4, -1), -1):
-                s = lines[j].strip()
-                if s and not s.startswith(("=== ", "---")):
-                    return re.sub(r"^\S+_test\.go:\d+: ", "", s)
+                if s.startswith("=== ") or s.startswith("--- "):
+                    break
+                if msg.match(s):
+                    return msg.sub("", s)
     return ""
 
 
