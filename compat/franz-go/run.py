@@ -21,7 +21,7 @@ every time) with a per-test timeout, so one hang does not end the run.
 
 Environment given to every test (franz-go's helpers_test.go): KGO_SEEDS (the bootstrap list),
 KGO_TEST_RF (1 for one node, min(3, N) for a cluster), KGO_TEST_RECORDS (--records), KGO_TEST_UNSAFE
-(--unsafe only), KGO_TEST_STABLE_FETCH=true (as franz-go's CI; not read by v1.21), KGO_LOG_LEVEL
+(--unsafe only), KGO_TEST_CHAOS (--chaos only), KGO_TEST_STABLE_FETCH=true (as franz-go's CI; not read by v1.21), KGO_LOG_LEVEL
 (--log-level). No TLS / SCRAM: the tests needing them skip themselves.
 
 Output: one line per test and column while running, then a table test x broker (PASS / FAIL /
@@ -427,6 +427,9 @@ def main():
     ap.add_argument("--records", type=int, default=50000,
                     help="KGO_TEST_RECORDS, records per ETL test (franz-go's default 500000; default here %(default)s)")
     ap.add_argument("--unsafe", action="store_true", help="set KGO_TEST_UNSAFE (EndAndBeginTransaction unsafe mode)")
+    ap.add_argument("--chaos", action="store_true",
+                    help="set KGO_TEST_CHAOS=1: TestGroupETL's and TestShareGroupETL's clients drop every "
+                         "connection 0.5-1.5 s after dialing (reconnects, produce retries, sequence rewinds)")
     ap.add_argument("--log-level", default="", choices=["", "info", "debug", "none"], help="KGO_LOG_LEVEL")
     ap.add_argument("--no-rerun", action="store_true", help="do not rerun a failing test alone once")
     ap.add_argument("--one-process", action="store_true",
@@ -517,10 +520,12 @@ def main():
             env = dict(os.environ)
             env.update({"KGO_SEEDS": t.bootstrap, "KGO_TEST_RF": str(t.rf), "KGO_TEST_RECORDS": str(args.records),
                         "KGO_TEST_STABLE_FETCH": "true"})
-            for k in ("KGO_TEST_UNSAFE", "KGO_TEST_TLS", "KGO_TEST_SCRAM", "KGO_TEST_SCRAM_SEEDS", "KGO_LOG_LEVEL"):
+            for k in ("KGO_TEST_CHAOS", "KGO_TEST_UNSAFE", "KGO_TEST_TLS", "KGO_TEST_SCRAM", "KGO_TEST_SCRAM_SEEDS", "KGO_LOG_LEVEL"):
                 env.pop(k, None)
             if args.unsafe:
                 env["KGO_TEST_UNSAFE"] = "1"
+            if args.chaos:
+                env["KGO_TEST_CHAOS"] = "1"
             if args.log_level:
                 env["KGO_LOG_LEVEL"] = args.log_level
             failed_any = False
