@@ -305,6 +305,9 @@ def run_one(binary, pkg, name, env, timeout, logpath, raw_pattern=False):
         except subprocess.TimeoutExpired:
             killed = True
             kill_group(proc)
+        except BaseException:  # Ctrl-C / SIGTERM: end the test process before going up
+            kill_group(proc)
+            raise
         finally:
             CURRENT["proc"] = None
     secs = time.monotonic() - t0
