@@ -585,7 +585,7 @@ def main():
                         t.revive(n + " (rerun)")
                         state, secs, text = rerun, secs2, text2  # the verdict is the rerun's; `first` keeps the other
                     if state in ("FAIL", "TIMEOUT"):
-                        failed_any = True
+                        failed_any = failed_any or not is_known  # data dirs are kept for unexpected ones
                         why = timeout_reason(text, tmo) if state == "TIMEOUT" else first_error(text)
                         logpath = os.path.join(colddir, n + (".rerun.log" if rerun else ".log"))
                         with open(failures_log, "a") as f:
