@@ -145,6 +145,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       if (!outcome.data) {
         s.out->error_code = to_kafka(outcome.data.err());
         s.out->records_ = protocol::records{};
+        s.out->high_watermark = -1;  // Kafka's error response for a partition: no offsets
+        s.out->last_stable_offset = -1;
+        s.out->log_start_offset = -1;
+        s.out->aborted_transactions = std::nullopt;
         any_error = true;
         continue;
       }

@@ -24,6 +24,11 @@ task<protocol::init_producer_id_response> init_producer_id(broker_services& svc,
   protocol::init_producer_id_response resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
+  // v3+ (KIP-360): the producer id and epoch are both set or both -1 (Kafka's InitProducerIdRequest check).
+  if ((req.producer_id == -1) != (req.producer_epoch == -1)) {
+    resp.error_code = error_code::invalid_request;
+    co_return resp;
+  }
   if (req.transactional_id.has_value()) {
     resp.error_code = req.transactional_id->empty() ? error_code::invalid_request : error_code::coordinator_not_available;
     co_return resp;

@@ -231,7 +231,7 @@ def create_topics(conn, version, topics, validate_only=False):
 
 def create_topics_part(broker, check):
     conn = Conn(broker.port, "itest-topic-names")
-    for version, validate_only in [(0, False), (1, False), (4, True), (4, False), (5, False), (7, False)]:
+    for version, validate_only in [(2, False), (3, False), (4, True), (4, False), (5, False), (7, False)]:
         what = "CreateTopics v%d validate_only=%s" % (version, validate_only)
         valid = "tn-create-v%d-%s" % (version, "check" if validate_only else "make")
         res = create_topics(conn, version, [(n, 1, 1, {}) for n in INVALID] + [(valid, 1, 1, {})], validate_only)
@@ -242,9 +242,9 @@ def create_topics_part(broker, check):
             check.eq(got.get(n), expected, what + ": %r" % n[:20])
         check.eq(got.get(valid, (None,))[0], NONE, what + ": valid name in the same request")
     # Names are checked before the assignment: an invalid name with both a count and an assignment is 17.
-    res = create_topics(conn, 1, [("", 1, 1, {0: [0]}), ("has space", -1, -1, {3: [0]})])
+    res = create_topics(conn, 2, [("", 1, 1, {0: [0]}), ("has space", -1, -1, {3: [0]})])
     check.eq(res, [("", INVALID_TOPIC, KAFKA_MESSAGES[""]), ("has space", INVALID_TOPIC, KAFKA_MESSAGES["has space"])],
-             "CreateTopics v1: invalid names with invalid assignments")
+             "CreateTopics v2: invalid names with invalid assignments")
     # The longest valid name.
     longest = "z" * 249
     check.eq(create_topics(conn, 4, [(longest, 1, 1, {})]), [(longest, NONE, None)], "CreateTopics 249 characters")
@@ -252,7 +252,7 @@ def create_topics_part(broker, check):
     names = all_topic_names(conn)
     for n in INVALID:
         check.true(n not in names, "CreateTopics created invalid name %r" % n[:20])
-    for v in (0, 1, 4, 5, 7):
+    for v in (2, 3, 4, 5, 7):
         check.true("tn-create-v%d-make" % v in names, "CreateTopics v%d created its valid name" % v)
     check.true("tn-create-v4-check" not in names, "validate_only created nothing")
     check.true(longest in names, "the 249-character topic exists")
@@ -319,7 +319,7 @@ def fetch_v4(conn, topic):
 def other_apis_part(broker, check):
     conn = Conn(broker.port, "itest-topic-names")
     unknown_message = "This server does not host this topic-partition."
-    for version in (0, 3, 5, 6):
+    for version in (1, 3, 5, 6):  # Kafka 4.0 serves DeleteTopics from v1, CreateTopics from v2 (KIP-896)
         res = delete_topics(conn, version, INVALID)
         expected = [(n, UNKNOWN_TOPIC_OR_PARTITION, unknown_message if version >= 5 else None) for n in INVALID]
         check.eq(sorted(res), sorted(expected), "DeleteTopics v%d" % version)
