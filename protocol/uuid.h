@@ -2,6 +2,7 @@
 // protocol::uuid: Kafka's 128-bit UUID (topic ids, directory ids). All-zero is Kafka's "ZERO_UUID",
 // used as the null / unset value.
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ struct uuid {
     return true;
   }
   friend bool operator==(const uuid&, const uuid&) = default;
+  friend auto operator<=>(const uuid&, const uuid&) = default;  // byte order, for ordered containers
 
   /// Kafka's text form: URL-safe base64 of the 16 bytes without padding (22 characters).
   std::string to_string() const;

@@ -1,4 +1,7 @@
 // DeleteTopics (key 20): by name (v0-5) or by name or topic id (v6, KIP-516).
+#include <map>
+#include <set>
+
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_registry.h"
@@ -21,11 +24,43 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
     for (const auto& n : req.topic_names) targets.push_back({n, {}});
   }
 
+  // Kafka's ControllerApis.deleteTopics checks the request first: a name or id given twice gets one
+  // INVALID_REQUEST entry and is not deleted; a v6 entry must name exactly one of name and id.
+  std::map<std::string, int> name_count;
+  std::map<protocol::uuid, int> id_count;
+  for (const auto& w : targets) {
+    if (w.name) ++name_count[*w.name];
+    if (!w.id.is_zero()) ++id_count[w.id];
+  }
+  std::set<std::string> names_answered;
+  std::set<protocol::uuid> ids_answered;
+
   response resp;
   for (auto& w : targets) {
     response::deletable_topic_result out;
     out.name = w.name;
     out.topic_id = w.id;
+    auto refuse = [&](std::string message) {
+      out.error_code = error_code::invalid_request;
+      out.error_message = std::move(message);
+      resp.responses.push_back(std::move(out));
+    };
+    if (version >= 6 && !w.name && w.id.is_zero()) {
+      refuse("Neither topic name nor id were specified.");
+      continue;
+    }
+    if (version >= 6 && w.name && !w.id.is_zero()) {
+      refuse("You may not specify both topic name and topic id.");
+      continue;
+    }
+    if (w.name && name_count[*w.name] > 1) {
+      if (names_answered.insert(*w.name).second) refuse("Duplicate topic name.");
+      continue;
+    }
+    if (!w.name && id_count[w.id] > 1) {
+      if (ids_answered.insert(w.id).second) refuse("Duplicate topic id.");
+      continue;
+    }
     // A non-null name is a name, "" and other names Kafka's Topic.validate rejects included: Kafka's
     // controller looks them up like any name and answers UNKNOWN_TOPIC_OR_PARTITION with the error's default
     // message (ControllerApis.deleteTopics, ReplicationControlManager.findTopicIds). A null name (v6+) means
