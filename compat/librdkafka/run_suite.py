@@ -29,8 +29,8 @@ tests stay N/A (with --reference kafka the whole run is skipped).
 
 Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
 `SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
-With --retry-failed every failing test number is run once more, alone, before the summary: a test that
-then passes is counted passed and named as flaky. With --compare the selection runs against a Kafka 4.4.0
+With --retry-failed every failing test number is run once more, alone (4 times the per-test timeout),
+before the summary: a test that then passes is counted passed and named as flaky. With --compare the selection runs against a Kafka 4.4.0
 node first, then against Sluice; a table of the tests whose outcome differs follows, then
 `kafka 4.4.0: N passed, N failed, N skipped` and, last, Sluice's `N passed, N failed, N skipped`.
 A failing test listed in known_failures.txt gets its reason appended (`[known: why]`); failures not listed
@@ -59,6 +59,8 @@ SKIP_RC = 77
 CLUSTER_ONLY_REASON = "needs a 3-broker cluster"
 # not_applicable.txt reasons ending with this are N/A only when KAFKA_PATH cannot be provided.
 KAFKA_PATH_REASON = "via KAFKA_PATH"
+# --retry-failed: the second run of a failed test number may take this many times --per-test-timeout.
+RETRY_TIMEOUT_FACTOR = 4
 
 
 def list_path(given, version, basename):
@@ -105,7 +107,8 @@ def main():
     ap.add_argument("--overall-timeout", type=int, default=3600,
                     help="seconds for the whole run, per broker with --compare (default 3600)")
     ap.add_argument("--retry-failed", action="store_true",
-                    help="run every failing test number once more, alone, before the summary")
+                    help="run every failing test number once more, alone, before the summary (with %d times "
+                         "the per-test timeout)" % RETRY_TIMEOUT_FACTOR)
     ap.add_argument("--expectations", default="", help="default: expectations.txt of the version")
     ap.add_argument("--not-applicable", default="", help="default: not_applicable.txt of the version")
     ap.add_argument("--known-failures", default="", help="default: known_failures.txt of the version")
@@ -356,7 +359,10 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
         if scenario not in conf_paths:
             conf_paths[scenario] = os.path.join(run_dir, "test-%s.conf" % scenario)
             write_test_conf(conf_paths[scenario], bs)
-        tmo = min(args.per_test_timeout * len(tests), max(10, int(deadline - time.monotonic())))
+        # A retry gets RETRY_TIMEOUT_FACTOR times the per-test timeout: some long tests (2.14.2's 0113
+        # runs 40 subtests, 5-10 min) only need more time than a first pass can give every test.
+        per_test = args.per_test_timeout * (RETRY_TIMEOUT_FACTOR if retry_of is not None else 1)
+        tmo = min(per_test * len(tests), max(10, int(deadline - time.monotonic())))
         extra_env = {"KAFKA_PATH": kafka_path, "BROKERS": bs} if kafka_path else {}
         if args.group_protocol:
             extra_env["TEST_CONSUMER_GROUP_PROTOCOL"] = args.group_protocol

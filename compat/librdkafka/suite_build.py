@@ -17,14 +17,14 @@ import time
 class Version:
     """One librdkafka version the suite runs: where Debian serves it and how it is built."""
 
-    def __init__(self, upstream, debian, suites, configure, skip_patches, kafka_version, why_skip=""):
+    def __init__(self, upstream, debian, suites, configure, skip_patches, kafka_version, packages=()):
         self.upstream = upstream          # "2.14.2"
         self.debian = debian              # "2.14.2-1"
         self.suites = suites              # deb-src suites of deb.debian.org that serve it
         self.configure = configure        # ./configure arguments
         self.skip_patches = skip_patches  # unpack without Debian's patches (see below)
         self.kafka_version = kafka_version  # default TEST_KAFKA_VERSION
-        self.why_skip = why_skip
+        self.packages = list(packages)  # Debian build packages beyond BUILD_PACKAGES
         self.src_dir_name = "librdkafka-" + upstream
 
 
@@ -44,8 +44,11 @@ VERSIONS = {
     # OpenTelemetry files the upstream tarball bundles. No patch changes behaviour.
     # TEST_KAFKA_VERSION 4.0.0: Sluice's baseline (the API versions Kafka 4.0 serves and newer), and
     # the level at which the suite enables its Kafka-4 paths (0016, 0052, 0081, 0092 test >= 4.0.0).
-    "2.14.2": Version("2.14.2", "2.14.2-1", ["forky", "sid"], _BASE_CONFIGURE, True, "4.0.0",
-                      why_skip="Debian's patches need opentelemetry-proto (not in bookworm)"),
+    # Built with OpenSSL (libssl-dev): 2.14.2's 0064_interceptors makes rd_kafka_new() fail on a bad
+    # ssl.ca.location and fails at once when security.protocol=ssl is not even a valid value.
+    "2.14.2": Version("2.14.2", "2.14.2-1", ["forky", "sid"],
+                      [a for a in _BASE_CONFIGURE if a != "--disable-ssl"], True, "4.0.0",
+                      packages=["libssl-dev"]),
 }
 DEFAULT_VERSION = "2.0.2"
 DEB_MIRROR = "http://deb.debian.org/debian"
@@ -175,7 +178,7 @@ def build_runner(src, version, jobs, logf):
     """configure + make libs + make -C tests test-runner, once; a stamp records the options."""
     stamp = os.path.join(src, ".sluice-build-stamp")
     runner = os.path.join(src, "tests", "test-runner")
-    missing = [p for p in BUILD_PACKAGES if not deb_installed(p)]
+    missing = [p for p in BUILD_PACKAGES + version.packages if not deb_installed(p)]
     if missing and os.geteuid() == 0 and shutil.which("apt-get"):
         # From the system's own (bookworm) sources; what cannot be installed is built without.
         log("# installing Debian build packages: %s" % " ".join(missing))
