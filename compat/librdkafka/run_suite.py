@@ -29,7 +29,8 @@ tests stay N/A (with --reference kafka the whole run is skipped).
 
 Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
 `SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
-With --retry-failed every failing test number is run once more, alone (4 times the per-test timeout),
+With --retry-failed every failing test number not in known_failures.txt is run once more, alone (4 times
+the per-test timeout),
 before the summary: a test that then passes is counted passed and named as flaky. With --compare the selection runs against a Kafka 4.4.0
 node first, then against Sluice; a table of the tests whose outcome differs follows, then
 `kafka 4.4.0: N passed, N failed, N skipped` and, last, Sluice's `N passed, N failed, N skipped`.
@@ -92,6 +93,9 @@ def main():
                                                        os.path.join(REPO, "build", "compat-cache")),
                     help="where the source is unpacked and built (never inside tracked files)")
     ap.add_argument("--tests", default="", help="comma-separated test numbers or names (default: all non-local)")
+    ap.add_argument("--subtests", default="",
+                    help="SUBTESTS for the runner: only the subtests whose name contains this string run "
+                         "(e.g. one do_test_... function of 0081_admin)")
     ap.add_argument("--quick", action="store_true", help="only the expectations file's `fast` tests (CI)")
     ap.add_argument("--runner-quick", action="store_true",
                     help="pass -Q to the runner: less data, and every SUB_TEST() that is not "
@@ -107,8 +111,8 @@ def main():
     ap.add_argument("--overall-timeout", type=int, default=3600,
                     help="seconds for the whole run, per broker with --compare (default 3600)")
     ap.add_argument("--retry-failed", action="store_true",
-                    help="run every failing test number once more, alone, before the summary (with %d times "
-                         "the per-test timeout)" % RETRY_TIMEOUT_FACTOR)
+                    help="run every failing test number not in known_failures.txt once more, alone, before the "
+                         "summary (with %d times the per-test timeout)" % RETRY_TIMEOUT_FACTOR)
     ap.add_argument("--expectations", default="", help="default: expectations.txt of the version")
     ap.add_argument("--not-applicable", default="", help="default: not_applicable.txt of the version")
     ap.add_argument("--known-failures", default="", help="default: known_failures.txt of the version")
@@ -225,6 +229,9 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
     cluster = 0 if reference else args.cluster
     na = read_list(args.not_applicable, with_reason=True)
     known = read_list(args.known_failures, with_reason=True)
+    slow = {}
+    for name, rest in read_list(list_path("", args.version, "timeouts.txt"), with_reason=True).items():
+        slow[name] = int(rest.split()[0])
     os.makedirs(run_dir, exist_ok=True)
     log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s%s; runner mode %s; KAFKA_PATH=%s; logs in %s"
         % (version.upstream, args.bootstrap or ("a %d-broker Sluice cluster started here" % cluster
@@ -232,7 +239,8 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
                                                 % kafka_reference.KAFKA_VERSION if reference
                                                 else "a Sluice node started here"),
            args.kafka_version,
-           "; TEST_CONSUMER_GROUP_PROTOCOL=%s" % args.group_protocol if args.group_protocol else "",
+           ("; TEST_CONSUMER_GROUP_PROTOCOL=%s" % args.group_protocol if args.group_protocol else "")
+           + ("; SUBTESTS=%s" % args.subtests if args.subtests else ""),
            "-Q (quick)" if args.runner_quick else "full", kafka_path or "(none)", run_dir))
 
     res = Result()
@@ -362,16 +370,20 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
         # A retry gets RETRY_TIMEOUT_FACTOR times the per-test timeout: some long tests (2.14.2's 0113
         # runs 40 subtests, 5-10 min) only need more time than a first pass can give every test.
         per_test = args.per_test_timeout * (RETRY_TIMEOUT_FACTOR if retry_of is not None else 1)
-        tmo = min(per_test * len(tests), max(10, int(deadline - time.monotonic())))
+        # timeouts.txt: tests that need more than --per-test-timeout even on an idle machine.
+        budget = sum(max(per_test, slow.get(t.name, 0)) for t in tests)
+        tmo = min(budget, max(10, int(deadline - time.monotonic())))
         extra_env = {"KAFKA_PATH": kafka_path, "BROKERS": bs} if kafka_path else {}
         if args.group_protocol:
             extra_env["TEST_CONSUMER_GROUP_PROTOCOL"] = args.group_protocol
+        if args.subtests:
+            extra_env["SUBTESTS"] = args.subtests
         results, note, secs, text = run_number(runner, number, scenario, conf_paths[scenario],
                                                args.kafka_version, tmo, args.runner_quick, logpath,
                                                extra_env, version.debian)
         for t in tests:
-            if retry_of is not None and retry_of.get(t.name) != "FAIL":
-                continue  # only the failed ones of a retried number are re-reported
+            if retry_of is not None and (retry_of.get(t.name) != "FAIL" or t.name in known):
+                continue  # only the failed, not known ones of a retried number are re-reported
             st, s, why = results.get(t.name, (None, secs, ""))
             prefix = " (alone, 2nd run)" if retry_of is not None else ""
             again = "FAIL" if retry_of is not None else None
@@ -405,12 +417,13 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
         if args.retry_failed:
             for (scenario, number), tests in groups:
                 first = {t.name: outcome.get(t.name) for t in tests}
-                if "FAIL" not in first.values():
-                    continue
+                if not any(st == "FAIL" and n not in known for n, st in first.items()):
+                    continue  # nothing failed, or only tests of known_failures.txt
                 if time.monotonic() > deadline:
                     log("# overall timeout reached: %s not retried" % number)
                     continue
-                log("# retrying %s alone (%s)" % (number, " ".join(n for n, st in first.items() if st == "FAIL")))
+                log("# retrying %s alone (%s)" % (number, " ".join(n for n, st in first.items()
+                                                                  if st == "FAIL" and n not in known)))
                 run_group(scenario, number, tests, os.path.join(run_dir, "%s-%s.retry.log" % (number, scenario)),
                           retry_of=first)
                 flaky += [n for n, st in first.items() if st == "FAIL" and outcome[n] != "FAIL"]
