@@ -366,7 +366,9 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
         bs = bootstrap_for(scenario)
         if scenario not in conf_paths:
             conf_paths[scenario] = os.path.join(run_dir, "test-%s.conf" % scenario)
-            write_test_conf(conf_paths[scenario], bs)
+        # Every time: in cluster mode a scenario's nodes are restarted on new ports when it comes back
+        # (one scenario's cluster at a time), e.g. for --retry-failed after the noautocreate tests.
+        write_test_conf(conf_paths[scenario], bs)
         # A retry gets RETRY_TIMEOUT_FACTOR times the per-test timeout: some long tests (2.14.2's 0113
         # runs 40 subtests, 5-10 min) only need more time than a first pass can give every test.
         per_test = args.per_test_timeout * (RETRY_TIMEOUT_FACTOR if retry_of is not None else 1)
