@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Runs librdkafka's own test suite (its tests/ folder; 2.0.2 or 2.14.2) against Sluice.
 
-The source comes from Debian's source package (`apt-get source librdkafka`; a deb-src entry is
-added when none exists), is built once into a cache folder outside the repository's tracked files
+The source comes from Debian's source package (`apt-get source librdkafka=<version>` through a private
+apt configuration in <cache>/apt naming the deb-src suites that serve it: bookworm for 2.0.2, forky/sid
+for 2.14.2; the system's apt sources are not touched), is built once into a cache folder outside the
+repository's tracked files
 (default: <repo>/build/compat-cache, or $SLUICE_COMPAT_CACHE), and nothing of it is ever committed.
 
     # full run of the non-local tests, starting a Sluice node (two with the noautocreate scenario)
@@ -30,10 +32,10 @@ tests stay N/A (with --reference kafka the whole run is skipped).
 Output: one line per test (`PASS name (secs)`, `FAIL name (secs): first failure line`,
 `SKIP name: why`, `N/A name: why` counted as skipped) and a last line `N passed, N failed, N skipped`.
 With --retry-failed every failing test number not in known_failures.txt is run once more, alone (4 times
-the per-test timeout),
-before the summary: a test that then passes is counted passed and named as flaky. With --compare the selection runs against a Kafka 4.4.0
-node first, then against Sluice; a table of the tests whose outcome differs follows, then
-`kafka 4.4.0: N passed, N failed, N skipped` and, last, Sluice's `N passed, N failed, N skipped`.
+the per-test timeout), before the summary: a test that then passes is counted passed and named as flaky.
+With --compare the selection runs against a Kafka 4.4.0 node first, then against Sluice; a table of the
+tests whose outcome differs follows, then `kafka 4.4.0: N passed, N failed, N skipped` and, last,
+Sluice's `N passed, N failed, N skipped`.
 A failing test listed in known_failures.txt gets its reason appended (`[known: why]`); failures not listed
 there are named on a line before the last.
 
