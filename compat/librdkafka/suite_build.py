@@ -1,7 +1,9 @@
-"""Obtaining and building librdkafka 2.0.2's test-runner for compat/librdkafka/run_suite.py.
+"""Obtaining and building librdkafka's test-runner (2.0.2 or 2.14.2) for compat/librdkafka/run_suite.py.
 
-The source is Debian's source package (`apt-get source librdkafka`, a deb-src entry added when apt has
-none and this is root), unpacked into the cache and built there once (configure + make libs + make
+The source is Debian's source package (`apt-get source librdkafka=<Debian version>`), fetched through a
+private apt configuration under the cache (its own sources.list naming only the deb-src suites that serve
+that version, its own lists and archives folders): the system's apt sources are never touched and no root
+is needed for it. It is unpacked into the cache and built there once (configure + make libs + make
 test-runner, a stamp file recording the options). Unavailable: the source cannot be had (the run is
 skipped); BuildFailed: it was had but did not build.
 """
@@ -11,15 +13,46 @@ import shutil
 import subprocess
 import time
 
-RDKAFKA_VERSION = "2.0.2"
-DEBIAN_VERSION = "2.0.2-1"
-SRC_DIR_NAME = "librdkafka-" + RDKAFKA_VERSION
+
+class Version:
+    """One librdkafka version the suite runs: where Debian serves it and how it is built."""
+
+    def __init__(self, upstream, debian, suites, configure, skip_patches, kafka_version, packages=()):
+        self.upstream = upstream          # "2.14.2"
+        self.debian = debian              # "2.14.2-1"
+        self.suites = suites              # deb-src suites of deb.debian.org that serve it
+        self.configure = configure        # ./configure arguments
+        self.skip_patches = skip_patches  # unpack without Debian's patches (see below)
+        self.kafka_version = kafka_version  # default TEST_KAFKA_VERSION
+        self.packages = list(packages)  # Debian build packages beyond BUILD_PACKAGES
+        self.src_dir_name = "librdkafka-" + upstream
+
+
 # Configure options: no TLS / Kerberos / libcurl (no test here can use them against Sluice), no
 # optimisation and no debug symbols (the runner builds about twice as fast; tests measure
 # behaviour, not speed).
-CONFIGURE_ARGS = ["--disable-ssl", "--disable-gssapi", "--disable-curl", "--disable-optimization",
-                  "--disable-debug-symbols"]
-DEB_SRC_FILE = "/etc/apt/sources.list.d/sluice-deb-src.sources"
+_BASE_CONFIGURE = ["--disable-ssl", "--disable-gssapi", "--disable-curl", "--disable-optimization",
+                   "--disable-debug-symbols"]
+VERSIONS = {
+    # bookworm's own version (Debian 12); TEST_KAFKA_VERSION 3.9.0 as before.
+    "2.0.2": Version("2.0.2", "2.0.2-1", ["bookworm"], _BASE_CONFIGURE, False, "3.9.0"),
+    # Served by forky (testing) and sid (unstable) as 2.14.2-1 (checked 2026-12-01; trixie has 2.8.0-1).
+    # Debian's three patches only unbundle cJSON and nanopb and regenerate the OpenTelemetry (KIP-714)
+    # protobuf C files from the opentelemetry-proto package (Debian's rules move src/opentelemetry
+    # away and run nanopb_generator); that package is not in bookworm, so the source is unpacked
+    # without them (`dpkg-source -x --skip-patches`) and built with the cJSON, nanopb and
+    # OpenTelemetry files the upstream tarball bundles. No patch changes behaviour.
+    # TEST_KAFKA_VERSION 4.0.0: Sluice's baseline (the API versions Kafka 4.0 serves and newer), and
+    # the level at which the suite enables its Kafka-4 paths (0016, 0052, 0081, 0092 test >= 4.0.0).
+    # Built with OpenSSL (libssl-dev): 2.14.2's 0064_interceptors makes rd_kafka_new() fail on a bad
+    # ssl.ca.location and fails at once when security.protocol=ssl is not even a valid value.
+    "2.14.2": Version("2.14.2", "2.14.2-1", ["forky", "sid"],
+                      [a for a in _BASE_CONFIGURE if a != "--disable-ssl"], True, "4.0.0",
+                      packages=["libssl-dev"]),
+}
+DEFAULT_VERSION = "2.0.2"
+DEB_MIRROR = "http://deb.debian.org/debian"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
 def log(msg):
@@ -56,37 +89,36 @@ def sh(cmd, timeout, cwd=None, logf=None, env=None):
     return rc, out
 
 
-def ensure_deb_src(logf):
-    """Adds a deb-src entry for the running Debian suite when apt has none (needs root)."""
-    rc, out = sh(["apt-get", "source", "--print-uris", "librdkafka"], 120, logf=logf)
-    if rc == 0:
-        return
-    if "deb-src" not in out and "source" not in out.lower():
-        raise Unavailable("apt-get source --print-uris librdkafka failed: %s" % out.strip()[-300:])
-    if os.geteuid() != 0:
-        raise Unavailable("apt has no deb-src entry and this is not root: add one (see %s)" % DEB_SRC_FILE)
-    codename = "bookworm"
-    try:
-        with open("/etc/os-release") as f:
-            m = re.search(r"^VERSION_CODENAME=(\w+)", f.read(), re.M)
-            if m:
-                codename = m.group(1)
-    except OSError:
-        pass
-    log("# adding %s (deb-src for %s) and running apt-get update" % (DEB_SRC_FILE, codename))
-    with open(DEB_SRC_FILE, "w") as f:
-        f.write("# Added by Sluice compat/librdkafka/run_suite.py for `apt-get source librdkafka`.\n"
-                "Types: deb-src\nURIs: http://deb.debian.org/debian\n"
-                "Suites: %s %s-updates\nComponents: main\n"
-                "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n" % (codename, codename))
-    rc, out = sh(["apt-get", "update", "-q"], 300, logf=logf)
+def apt_options(cache):
+    """apt-get/apt-cache options for the private apt folder <cache>/apt (own sources, lists, archives)."""
+    d = os.path.join(cache, "apt")
+    return ["-o", "Dir::Etc::SourceList=" + os.path.join(d, "sources.list"),
+            "-o", "Dir::Etc::SourceParts=" + os.path.join(d, "sources.list.d"),
+            "-o", "Dir::State::Lists=" + os.path.join(d, "lists"),
+            "-o", "Dir::Cache=" + os.path.join(d, "cache")] + \
+        (["-o", "APT::Sandbox::User=root"] if os.geteuid() == 0 else [])  # _apt may not reach the cache
+
+
+def prepare_private_apt(cache, version, logf):
+    """Writes <cache>/apt/sources.list with deb-src lines for the suites serving `version` and runs
+    `apt-get update` on it (the system's sources are neither read nor changed)."""
+    d = os.path.join(cache, "apt")
+    for sub in ("sources.list.d", "lists/partial", "cache/archives/partial"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    signed = "[signed-by=%s] " % KEYRING if os.path.exists(KEYRING) else ""
+    with open(os.path.join(d, "sources.list"), "w") as f:
+        f.write("# written by Sluice compat/librdkafka/suite_build.py for librdkafka %s\n" % version.upstream)
+        for suite in version.suites:
+            f.write("deb-src %s%s %s main\n" % (signed, DEB_MIRROR, suite))
+    rc, out = sh(["apt-get"] + apt_options(cache) + ["update", "-q"], 300, logf=logf)
     if rc != 0:
-        raise Unavailable("apt-get update failed: %s" % out.strip()[-300:])
+        raise Unavailable("apt-get update (private sources %s) failed: %s" % (" ".join(version.suites),
+                                                                           out.strip()[-300:]))
 
 
-def obtain_source(cache, logf):
-    """Returns the path of the unpacked librdkafka source (Debian patches applied)."""
-    src = os.path.join(cache, SRC_DIR_NAME)
+def obtain_source(cache, version, logf):
+    """Returns the path of the unpacked librdkafka source of `version` (a Version)."""
+    src = os.path.join(cache, version.src_dir_name)
     if os.path.exists(os.path.join(src, "tests", "test.c")):
         return src
     if shutil.which("apt-get") is None:
@@ -98,47 +130,73 @@ def obtain_source(cache, logf):
                      logf=logf, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
         if rc != 0:
             raise Unavailable("cannot install dpkg-dev: %s" % out.strip()[-300:])
-    ensure_deb_src(logf)
+    log("# fetching Debian's source package librdkafka=%s (deb-src %s, private apt folder %s)"
+        % (version.debian, " ".join(version.suites), os.path.join(cache, "apt")))
+    prepare_private_apt(cache, version, logf)
     dl = os.path.join(cache, "download")
     shutil.rmtree(dl, ignore_errors=True)
     os.makedirs(dl)
-    rc, out = sh(["apt-get", "source", "-q", "librdkafka=" + DEBIAN_VERSION], 600, cwd=dl, logf=logf)
+    cmd = ["apt-get"] + apt_options(cache) + ["source", "-q"]
+    if version.skip_patches:
+        cmd.append("--download-only")
+    rc, out = sh(cmd + ["librdkafka=" + version.debian], 600, cwd=dl, logf=logf)
     if rc != 0:
-        raise Unavailable("apt-get source librdkafka=%s failed: %s" % (DEBIAN_VERSION, out.strip()[-300:]))
-    got = os.path.join(dl, SRC_DIR_NAME)
+        raise Unavailable("apt-get source librdkafka=%s failed: %s" % (version.debian, out.strip()[-300:]))
+    if version.skip_patches:
+        # Unpack without Debian's patches (why: VERSIONS above).
+        dsc = os.path.join(dl, "librdkafka_%s.dsc" % version.debian)
+        rc, out = sh(["dpkg-source", "-x", "--skip-patches", dsc, version.src_dir_name], 300, cwd=dl, logf=logf)
+        if rc != 0:
+            raise Unavailable("dpkg-source -x %s failed: %s" % (dsc, out.strip()[-300:]))
+    got = os.path.join(dl, version.src_dir_name)
     if not os.path.exists(os.path.join(got, "tests", "test.c")):
-        raise Unavailable("apt-get source did not unpack %s" % SRC_DIR_NAME)
+        raise Unavailable("apt-get source did not unpack %s" % version.src_dir_name)
     shutil.rmtree(src, ignore_errors=True)
     os.rename(got, src)
     shutil.rmtree(dl, ignore_errors=True)
     return src
 
 
+# Debian packages the build uses when installed (a subset of both versions' Build-Depends; installed
+# when missing and root): rapidjson-dev is header-only, and without it the runner skips the statistics
+# checks of 0053, 0098, 0101, 0110; the compression libraries back lz4 and zstd (0017_compression;
+# without liblz4-dev librdkafka uses its bundled lz4, without libzstd-dev it has no zstd, without
+# zlib1g-dev no gzip).
+BUILD_PACKAGES = ["rapidjson-dev", "zlib1g-dev", "libzstd-dev", "liblz4-dev"]
+
+
+def deb_installed(pkg):
+    rc, out = sh(["dpkg-query", "-W", "-f=${Status}", pkg], 30)
+    return rc == 0 and "install ok installed" in out
+
+
 def have_rapidjson():
     return os.path.exists("/usr/include/rapidjson/schema.h")
 
 
-def build_runner(src, jobs, logf):
+def build_runner(src, version, jobs, logf):
     """configure + make libs + make -C tests test-runner, once; a stamp records the options."""
     stamp = os.path.join(src, ".sluice-build-stamp")
     runner = os.path.join(src, "tests", "test-runner")
-    if not have_rapidjson() and os.geteuid() == 0 and shutil.which("apt-get"):
-        # Header-only; without it the runner skips the statistics checks of 0053, 0098, 0101, 0110.
-        sh(["apt-get", "install", "-y", "-q", "--no-install-recommends", "rapidjson-dev"], 300,
+    missing = [p for p in BUILD_PACKAGES + version.packages if not deb_installed(p)]
+    if missing and os.geteuid() == 0 and shutil.which("apt-get"):
+        # From the system's own (bookworm) sources; what cannot be installed is built without.
+        log("# installing Debian build packages: %s" % " ".join(missing))
+        sh(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing, 600,
            logf=logf, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    want = " ".join(CONFIGURE_ARGS) + " rapidjson=%s\n" % have_rapidjson()
+    want = " ".join(version.configure) + " rapidjson=%s\n" % have_rapidjson()
     if os.path.exists(runner) and os.path.exists(stamp) and open(stamp).read() == want:
         return runner
     t0 = time.monotonic()
     log("# building librdkafka %s and its test-runner in %s (-j%d; once, then cached)"
-        % (RDKAFKA_VERSION, src, jobs))
+        % (version.upstream, src, jobs))
     steps = []
     if os.path.exists(stamp) or os.path.exists(runner):
         # A previous build with other options: start clean (the Makefiles do not track them).
         steps += [(["make", "clean"], src, 300), (["make", "clean"], os.path.join(src, "tests"), 300)]
         if os.path.exists(stamp):
             os.unlink(stamp)
-    steps += [(["./configure"] + CONFIGURE_ARGS, src, 300),
+    steps += [(["./configure"] + version.configure, src, 300),
              (["make", "-j%d" % jobs, "libs"], src, 1800),
              (["make", "-j%d" % jobs, "test-runner"], os.path.join(src, "tests"), 1800)]
     for cmd, cwd, tmo in steps:

@@ -8,8 +8,6 @@ import signal
 import subprocess
 import time
 
-from suite_build import DEBIAN_VERSION
-
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SUMMARY_LINE = re.compile(r"^\|\s*(\S+)\s*\|\s*(DNS|SKIPPED|RUNNING|PASSED|FAILED)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 FAIL_HEADER = re.compile(r'^### Test "([^"]+)" failed at (.*): ###$')
@@ -75,7 +73,7 @@ def write_test_conf(path, bootstrap):
 
 
 def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quick_mode, logpath,
-               extra_env=None):
+               extra_env=None, debian_version=""):
     """Runs the test-runner for one test number; returns {name: (state, secs, text)}, note."""
     tests_dir = os.path.dirname(runner)
     src = os.path.dirname(tests_dir)
@@ -85,7 +83,7 @@ def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quic
         "TESTS": number,
         "TEST_KAFKA_VERSION": kafka_version,
         "RDKAFKA_TEST_CONF": conf_path,
-        "RDKAFKA_GITVER": "debian-" + DEBIAN_VERSION,
+        "RDKAFKA_GITVER": "debian-" + debian_version,
         "TEST_SCENARIO": scenario,
         "LD_LIBRARY_PATH": os.path.join(src, "src") + ":" + os.path.join(src, "src-cpp"),
     })
