@@ -323,6 +323,11 @@ def other_apis_part(broker, check):
         res = delete_topics(conn, version, INVALID)
         expected = [(n, UNKNOWN_TOPIC_OR_PARTITION, unknown_message if version >= 5 else None) for n in INVALID]
         check.eq(sorted(res), sorted(expected), "DeleteTopics v%d" % version)
+    # A name given twice: one INVALID_REQUEST entry and nothing deleted (Kafka's ControllerApis.deleteTopics).
+    check.eq(create_topics(conn, 2, [("tn-dup", 1, 1, {})]), [("tn-dup", NONE, None)], "CreateTopics tn-dup")
+    check.eq(delete_topics(conn, 5, ["tn-dup", "tn-dup"]), [("tn-dup", 42, "Duplicate topic name.")],
+             "DeleteTopics v5 with a duplicate name")
+    check.true("tn-dup" in all_topic_names(conn), "the duplicated name was not deleted")
     for n in ("", ".", "a/b"):
         check.eq(produce_v3(conn, n), (n, 0, UNKNOWN_TOPIC_OR_PARTITION), "Produce v3 to %r" % n)
         check.eq(list_offsets_v1(conn, n), (n, 0, UNKNOWN_TOPIC_OR_PARTITION), "ListOffsets v1 of %r" % n)
