@@ -1,5 +1,6 @@
 // CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
 #include <map>
+#include <set>
 
 #include "broker/handlers/cluster_wait.h"
 #include "broker/handlers/handlers.h"
@@ -25,7 +26,10 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
 
   response resp;
   std::vector<std::pair<std::string, int32_t>> created;  // cluster mode: waited for below
+  std::set<std::string> duplicates_answered;
   for (const auto& ct : req.topics) {
+    // Kafka's ControllerApis.createTopics: a name given twice gets ONE entry, INVALID_REQUEST.
+    if (seen[ct.name] > 1 && !duplicates_answered.insert(ct.name).second) continue;
     response::creatable_topic_result out;
     out.name = ct.name;
     out.num_partitions = -1;
@@ -38,7 +42,7 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
     topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}, std::nullopt};
     bool valid = true;
     if (seen[ct.name] > 1) {
-      fail(error_code::invalid_request, "Create topics request from client contains multiple entries for topic " + ct.name);
+      fail(error_code::invalid_request, "Duplicate topic name.");
       valid = false;
     } else if (auto reason = invalid_topic_name_reason(ct.name)) {
       // Kafka's controller checks names first (ReplicationControlManager.validateNewTopicNames), before the
