@@ -150,6 +150,15 @@ void transaction_coordinator::queue(std::vector<txn_record> records, std::functi
 // ---------------------------------------------------------------------------------------------------
 // Helpers
 
+std::optional<txn_error> transaction_coordinator::check_producer(const std::string& id, int64_t producer_id,
+                                                                 int16_t producer_epoch) const {
+  if (auto e = not_serving()) return e;
+  auto it = txns_.find(id);
+  if (it == txns_.end() || it->second.producer_id != producer_id) return txn_error::invalid_producer_id_mapping;
+  if (it->second.producer_epoch != producer_epoch) return txn_error::producer_fenced;
+  return std::nullopt;
+}
+
 std::optional<txn_error> transaction_coordinator::not_serving() const {
   if (state_ == load_state::inactive) return txn_error::not_coordinator;
   if (state_ == load_state::loading) return txn_error::coordinator_load_in_progress;
@@ -309,11 +318,8 @@ coordinator_result<add_partitions_result> transaction_coordinator::add_partition
     out.response.error = e;
     return out;
   };
-  if (auto e = not_serving()) return fail(*e);
-  auto it = txns_.find(r.transactional_id);
-  if (it == txns_.end() || it->second.producer_id != r.producer_id) return fail(txn_error::invalid_producer_id_mapping);
-  auto& m = it->second;
-  if (m.producer_epoch != r.producer_epoch) return fail(txn_error::producer_fenced);
+  if (auto e = check_producer(r.transactional_id, r.producer_id, r.producer_epoch)) return fail(*e);
+  auto& m = txns_.at(r.transactional_id);
   if (m.pending) return fail(txn_error::concurrent_transactions);
   if (m.state == txn_state::prepare_commit || m.state == txn_state::prepare_abort) {
     return fail(txn_error::concurrent_transactions);
@@ -344,11 +350,8 @@ std::vector<std::pair<topic_partition, txn_error>> transaction_coordinator::veri
     for (const auto& tp : r.partitions) out.emplace_back(tp, e);
     return out;
   };
-  if (auto e = not_serving()) return all(*e);
-  auto it = txns_.find(r.transactional_id);
-  if (it == txns_.end() || it->second.producer_id != r.producer_id) return all(txn_error::invalid_producer_id_mapping);
-  const auto& m = it->second;
-  if (m.producer_epoch != r.producer_epoch) return all(txn_error::producer_fenced);
+  if (auto e = check_producer(r.transactional_id, r.producer_id, r.producer_epoch)) return all(*e);
+  const auto& m = txns_.at(r.transactional_id);
   for (const auto& tp : r.partitions) {
     const bool in = m.state == txn_state::ongoing && m.partitions.count(tp) > 0;
     out.emplace_back(tp, in ? txn_error::none : txn_error::invalid_txn_state);
@@ -362,12 +365,9 @@ coordinator_result<end_txn_result> transaction_coordinator::end_txn(const end_tx
     out.response.error = e;
     return out;
   };
-  if (auto e = not_serving()) return fail(*e);
-  auto it = txns_.find(r.transactional_id);
-  if (it == txns_.end() || it->second.producer_id != r.producer_id) return fail(txn_error::invalid_producer_id_mapping);
-  auto& m = it->second;
   // A client's EndTxn never bumps the epoch (transaction version 1): it must be the current one.
-  if (m.producer_epoch != r.producer_epoch) return fail(txn_error::producer_fenced);
+  if (auto e = check_producer(r.transactional_id, r.producer_id, r.producer_epoch)) return fail(*e);
+  auto& m = txns_.at(r.transactional_id);
   if (m.pending) return fail(txn_error::concurrent_transactions);
   switch (m.state) {
     case txn_state::ongoing: {

@@ -96,6 +96,9 @@ class transaction_coordinator {
  private:
   int64_t wall() const { return clock_.now_ms(); }
   std::optional<txn_error> not_serving() const;
+  /// Whether a request of (producer id, epoch) may act on `id`: NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS,
+  /// INVALID_PRODUCER_ID_MAPPING (unknown id, other producer id), PRODUCER_FENCED (other epoch); nullopt: it may.
+  std::optional<txn_error> check_producer(const std::string& id, int64_t producer_id, int16_t producer_epoch) const;
   /// The record of `m` moved to `v` (m's pending transition set to v.state).
   txn_record transition(transaction_metadata& m, const txn_log_value& v);
   txn_log_value snapshot(const transaction_metadata& m) const;
