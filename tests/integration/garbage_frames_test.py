@@ -33,7 +33,7 @@ CLOSE_TIMEOUT = 5.0
 
 # The contract (API key: (name, min, max)) that ApiVersions must cover.
 CONTRACT = {18: ("ApiVersions", 0, 4), 3: ("Metadata", 0, 12), 0: ("Produce", 3, 11), 1: ("Fetch", 4, 17),
-            2: ("ListOffsets", 0, 10), 19: ("CreateTopics", 0, 7), 20: ("DeleteTopics", 0, 6)}
+            2: ("ListOffsets", 1, 10), 19: ("CreateTopics", 2, 7), 20: ("DeleteTopics", 1, 6)}  # Kafka 4.0 (KIP-896)
 
 
 def header_v1(api_key, version, corr, client_id=b"itest-garbage"):
@@ -172,6 +172,7 @@ def make_cases(rng, apis):
     cases.append(("d unknown api key 9999", frame(header_v1(9999, 0, 1)), "close"))
     cases.append(("e1 Metadata v99", frame(header_v1(3, 99, 1) + b"\x00"), "close"))
     cases.append(("e2 Fetch v3 (below Kafka 4.0 baseline)", frame(header_v1(1, 3, 1) + b"\x00" * 32), "close"))
+    cases.append(("e3 CreateTopics v0 (below Kafka 4.0 baseline)", frame(header_v1(19, 0, 1) + b"\x00" * 8), "close"))
     cases.append(("f1 size prefix 0", struct.pack(">i", 0), "close"))
     cases.append(("f2 size prefix -1", struct.pack(">i", -1) + b"\x00\x12", "close"))
     cases.append(("f3 size prefix INT32_MIN", struct.pack(">i", -2 ** 31), "close"))
