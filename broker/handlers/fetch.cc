@@ -6,6 +6,9 @@
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
 // Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
+#include <map>
+#include <utility>
+
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
@@ -52,10 +55,32 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     co_return resp;
   }
 
+  // Kafka keys the request by topic and partition (FetchRequest.fetchData, a map): a partition named twice is
+  // answered once, with its last entry, and a topic left without partitions is not answered.
+  auto topic_key = [&](const protocol::fetch_request::fetch_topic& ft) {
+    return version >= 13 ? ft.topic_id.to_string() : ft.topic;
+  };
+  std::map<std::pair<std::string, int32_t>, std::pair<size_t, size_t>> last_entry;  // -> (topic index, partition index)
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
+      last_entry[{topic_key(req.topics[ti]), req.topics[ti].partitions[pi].partition}] = {ti, pi};
+    }
+  }
+  auto is_last = [&](size_t ti, size_t pi) {
+    const auto& ft = req.topics[ti];
+    return last_entry[{topic_key(ft), ft.partitions[pi].partition}] == std::make_pair(ti, pi);
+  };
+
   // Resolve every partition once; errors found here are final for this request.
   std::vector<slot> slots;
   resp.responses.reserve(req.topics.size());
-  for (const auto& ft : req.topics) {
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    const auto& ft = req.topics[ti];
+    std::vector<size_t> kept;
+    for (size_t pi = 0; pi < ft.partitions.size(); ++pi) {
+      if (is_last(ti, pi)) kept.push_back(pi);
+    }
+    if (kept.empty()) continue;
     std::shared_ptr<const topic> t;
     response::fetchable_topic_response tr;
     if (version >= 13) {
@@ -65,7 +90,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       t = svc.topics.find(ft.topic);
       tr.topic = ft.topic;
     }
-    for (const auto& fp : ft.partitions) {
+    for (size_t pi : kept) {
+      const auto& fp = ft.partitions[pi];
       response::partition_data pd;
       pd.partition_index = fp.partition;
       pd.high_watermark = -1;
@@ -85,9 +111,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     }
     resp.responses.push_back(std::move(tr));
     auto& placed = resp.responses.back();
-    for (size_t i = 0; i < ft.partitions.size(); ++i) {
+    for (size_t i = 0; i < kept.size(); ++i) {
       if (placed.partitions[i].error_code != error_code::none) continue;
-      const auto& fp = ft.partitions[i];
+      const auto& fp = ft.partitions[kept[i]];
       slots.push_back({t->partitions[static_cast<size_t>(fp.partition)], &placed.partitions[i], fp.fetch_offset,
                        fp.partition_max_bytes});
     }

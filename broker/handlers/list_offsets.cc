@@ -1,6 +1,7 @@
 // ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3, KIP-734), earliest-local (-4,
 // KIP-405) and by timestamp through the time index (KIP-79).
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -15,7 +16,20 @@ using protocol::error_code;
 using response = protocol::list_offsets_response;
 
 namespace {
-constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4;
+constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4, kLatestTiered = -5,
+                  kEarliestPendingUpload = -6;
+
+/// The version a special timestamp needs (Kafka's ListOffsetsRequest: -3 v7 (KIP-734), -4 v8 (KIP-405),
+/// -5 v9 (KIP-1005), -6 v11 (KIP-1023)); older versions get UNSUPPORTED_VERSION for the partition.
+int16_t version_needed(int64_t timestamp) {
+  switch (timestamp) {
+    case kMaxTimestamp: return 7;
+    case kEarliestLocal: return 8;
+    case kLatestTiered: return 9;
+    case kEarliestPendingUpload: return 11;
+    default: return 0;
+  }
+}
 
 struct lookup {
   result<int64_t> offset = int64_t{-1};
@@ -26,9 +40,9 @@ struct lookup {
 task<response> list_offsets(broker_services& svc, request_context& rc, protocol::list_offsets_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
-  // v1+: a partition named twice gets INVALID_REQUEST in both places (Kafka's duplicatePartitions), rather
-  // than two answers the client cannot tell apart.
+  // v1+: a partition named twice gets one answer, INVALID_REQUEST (Kafka's duplicatePartitions).
   std::map<std::pair<std::string, int32_t>, int> named;
+  std::set<std::pair<std::string, int32_t>> duplicates_answered;
   if (version >= 1)
     for (const auto& lt : req.topics)
       for (const auto& lp : lt.partitions) ++named[{lt.name, lp.partition_index}];
@@ -43,7 +57,13 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
       pr.offset = -1;
       pr.leader_epoch = -1;
       if (version >= 1 && named[{lt.name, lp.partition_index}] > 1) {
+        if (!duplicates_answered.insert({lt.name, lp.partition_index}).second) continue;
         pr.error_code = error_code::invalid_request;
+        tr.partitions.push_back(std::move(pr));
+        continue;
+      }
+      if (version < version_needed(lp.timestamp)) {  // before the partition is looked up, as Kafka
+        pr.error_code = error_code::unsupported_version;
         tr.partitions.push_back(std::move(pr));
         continue;
       }
@@ -66,6 +86,8 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
         pr.offset = version >= 2 && req.isolation_level == 1 ? p->last_stable_offset() : p->high_watermark();
       } else if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
         pr.offset = p->log_start_offset();
+      } else if (lp.timestamp == kLatestTiered) {
+        pr.offset = p->log_end_offset();  // no tiered storage: what Kafka 4.4 answers without a remote log
       } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {
         const int64_t ts = lp.timestamp;
         auto lookup_op = call_on(p->strand(), [p, ts] {
@@ -80,6 +102,7 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
           pr.offset = *found.offset;
           pr.timestamp = found.timestamp;  // the found record's timestamp, as Kafka answers
           if (pr.offset >= p->high_watermark()) pr.offset = pr.timestamp = -1;  // never above what consumers see
+          if (pr.offset < 0) pr.leader_epoch = -1;  // nothing found: Kafka answers no epoch
         }
       } else {
         pr.error_code = error_code::invalid_request;  // an unknown negative sentinel

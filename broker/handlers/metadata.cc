@@ -6,6 +6,7 @@
 // broker (live brokers, leaders, replicas, ISR, offline replicas).
 #include <algorithm>
 #include <climits>
+#include <set>
 
 #include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
@@ -127,13 +128,21 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     }
     co_return resp;
   }
+  std::set<std::string> names_answered;  // Kafka answers a topic named twice once (the request is a set)
   for (const auto& wanted : *req.topics) {
+    if (wanted.topic_id.is_zero() && wanted.name && !names_answered.insert(*wanted.name).second) continue;
     // v10+: a non-zero topic id names the topic (Kafka then ignores the name); a null name (v12) with no id
     // finds nothing. Any other entry is a name, the empty string included: "" is a name Kafka's
     // Topic.validate rejects, so it is INVALID_TOPIC_EXCEPTION as below, never an id lookup.
     if (!wanted.topic_id.is_zero() || !wanted.name.has_value()) {
       auto found = wanted.topic_id.is_zero() ? std::nullopt : by_id(from_wire(wanted.topic_id));
-      resp.topics.push_back(found ? std::move(*found) : topic_error(error_code::unknown_topic_id, std::nullopt));
+      if (found) {
+        resp.topics.push_back(std::move(*found));
+      } else {
+        auto unknown = topic_error(error_code::unknown_topic_id, std::nullopt);
+        unknown.topic_id = wanted.topic_id;  // Kafka echoes the id it does not know
+        resp.topics.push_back(std::move(unknown));
+      }
       continue;
     }
     const std::string& name = *wanted.name;

@@ -136,6 +136,10 @@ def increasing_part(broker, check, conn, codec):
                  % (topic, target, target - T0))
     check.eq(list_offsets_v7(conn, topic, MAX_TIMESTAMP), (0, T0 + 10 * (N - 1), N - 1, 0),
              "%s: ListOffsets v7 MAX_TIMESTAMP" % topic)
+    # Kafka: no record found has no leader epoch either; -4 (earliest local) needs v8: UNSUPPORTED_VERSION (35).
+    check.eq(list_offsets_v7(conn, topic, T0 + 10 * N), (0, -1, -1, -1),
+             "%s: ListOffsets v7 past the last timestamp: (error, timestamp, offset, leader epoch)" % topic)
+    check.eq(list_offsets_v7(conn, topic, -4)[0], 35, "%s: ListOffsets v7 with timestamp -4" % topic)
 
 
 def backwards_part(broker, check, conn, codec):
