@@ -60,10 +60,24 @@ def wait_answer(s, timeout):
     return "answered" if len(head) >= 8 else "closed"
 
 
+def two_from_localhost(broker):
+    """Two answered connections from 127.0.0.1. The harness's readiness probe is a connection from 127.0.0.1 too,
+    and the broker counts it until it has seen its close: under load that can be after our first connects, so
+    retry (bounded: 50 x 0.1 s) until the probe is gone. Returns (a1, a2, answers of the last try)."""
+    for attempt in range(50):
+        a1, a2 = connect(broker, "127.0.0.1"), connect(broker, "127.0.0.1")
+        answers = (ask(a1, 1, 5), ask(a2, 2, 5))
+        if answers == ("answered", "answered") or attempt == 49:
+            return a1, a2, answers
+        a1.close()
+        a2.close()
+        time.sleep(0.1)
+
+
 def main(broker, check):
-    a1, a2 = connect(broker, "127.0.0.1"), connect(broker, "127.0.0.1")
-    check.eq(ask(a1, 1, 5), "answered", "first connection from 127.0.0.1")
-    check.eq(ask(a2, 2, 5), "answered", "second connection from 127.0.0.1")
+    a1, a2, answers = two_from_localhost(broker)
+    check.eq(answers[0], "answered", "first connection from 127.0.0.1")
+    check.eq(answers[1], "answered", "second connection from 127.0.0.1")
     a3 = connect(broker, "127.0.0.1")
     check.eq(ask(a3, 3, 5), "closed", "third connection from 127.0.0.1 (max.connections.per.ip=2)")
     a3.close()
