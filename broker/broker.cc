@@ -94,21 +94,27 @@ result<void> broker::start() {
 
   groups_ = std::make_unique<group_service>(config_, *topics_, system_clock::instance());
   producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
+  txns_ = std::make_unique<txn_service>(config_, *topics_, system_clock::instance(), *producer_ids_, *groups_,
+                                        io_.get_executor());
   faults_ = std::make_unique<fault_injector>(config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
   if (faults_->enabled())
     log::warn("TEST HOOK ACTIVE: sluice.test.fault.produce.drop.response.rate={} (seed {}): Produce responses are "
               "dropped on purpose", config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
   if (cluster_mode_) {
     replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
-    replicas_->on_leadership_change([groups = groups_.get()](std::shared_ptr<partition> p, bool leader) {
+    replicas_->on_leadership_change([groups = groups_.get(), txns = txns_.get()](std::shared_ptr<partition> p, bool leader) {
       groups->on_leadership_change(p, leader);
+      txns->on_leadership_change(p, leader);
     });
   }
-  services_ = std::unique_ptr<broker_services>(new broker_services{config_, *topics_, *view_, *groups_, *producer_ids_,
+  services_ = std::unique_ptr<broker_services>(new broker_services{config_, *topics_, *view_, *groups_, *txns_, *producer_ids_,
                                                                    *faults_, system_clock::instance(),
                                                                    store_->cluster_id(), replicas_.get()});
   dispatcher_ = std::make_unique<dispatcher>(*services_);
-  if (!cluster_mode_) groups_->start();  // replays __consumer_offsets if it exists
+  if (!cluster_mode_) {
+    groups_->start();  // replays __consumer_offsets if it exists
+    txns_->start();    // and __transaction_state
+  }
   server_ = std::make_unique<net::server>(io_, config_, *dispatcher_);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();

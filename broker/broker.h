@@ -11,6 +11,7 @@
 #include "broker/producer_id_manager.h"
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
+#include "broker/txn_service.h"
 #include "broker/net/server.h"
 #include "broker/broker_services.h"
 #include "broker/dispatcher.h"
@@ -59,6 +60,7 @@ class broker {
   std::unique_ptr<storage::log_manager> logs_;
   std::unique_ptr<topic_registry> topics_;
   std::unique_ptr<group_service> groups_;
+  std::unique_ptr<txn_service> txns_;
   std::unique_ptr<producer_id_manager> producer_ids_;
   std::unique_ptr<fault_injector> faults_;
   std::unique_ptr<broker_services> services_;  // built once, after everything it names

@@ -10,6 +10,7 @@ namespace sluice::broker {
 
 class topic_registry;
 class group_service;
+class txn_service;
 class producer_id_manager;
 class fault_injector;
 class replica_manager;
@@ -21,6 +22,7 @@ struct broker_services {
   topic_registry& topics;             // topics by name and id, partitions (broker/topic_registry.h)
   coordination::cluster_view& cluster;  // live brokers, controller, leaders (embedded or ZooKeeper)
   group_service& groups;              // consumer group coordinators (broker/group_service.h)
+  txn_service& txns;                  // transaction coordinators and markers (broker/txn_service.h)
   producer_id_manager& producer_ids;  // InitProducerId (broker/producer_id_manager.h)
   fault_injector& faults;             // test hooks (broker/fault_injection.h), off unless configured
   sluice::clock& clock;

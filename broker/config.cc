@@ -57,6 +57,15 @@ const std::map<std::string, std::string>& defaults() {
       {"offsets.retention.minutes", "10080"},
       {"offsets.retention.check.interval.ms", "600000"},
       {"offset.metadata.max.bytes", "4096"},
+      // transaction coordinator (KIP-98; broker/txn_service.cc)
+      {"transaction.state.log.num.partitions", "50"},
+      {"transaction.state.log.replication.factor", "3"},
+      {"transaction.state.log.min.isr", "2"},
+      {"transaction.max.timeout.ms", "900000"},
+      {"transactional.id.expiration.ms", "604800000"},
+      {"transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000"},
+      {"transaction.remove.expired.transaction.cleanup.interval.ms", "3600000"},
+      {"request.timeout.ms", "30000"},
       {"zookeeper.connect", ""},
       // cluster mode (coordination/zk, broker/replication): Kafka's keys and defaults
       {"zookeeper.session.timeout.ms", "18000"},
@@ -305,7 +314,8 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(offsets_topic_num_partitions, "offsets.topic.num.partitions", int32_t, 1, INT32_MAX);
   SLUICE_INT(group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", int32_t, 0, INT32_MAX);
   SLUICE_INT(num_io_threads, "num.io.threads", int32_t, 0, 256);
-  // Group coordinator keys: read by broker/group_service.cc from `values`; validated here as Kafka does.
+  // Coordinator keys: read by broker/group_service.cc and broker/txn_service.cc from `values`; validated here as
+  // Kafka does.
   {
     struct group_key { const char* key; int64_t lo, hi; };
     for (const group_key& k : {group_key{"group.min.session.timeout.ms", 0, INT32_MAX},
@@ -313,7 +323,16 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
                                group_key{"group.max.size", 1, INT32_MAX},
                                group_key{"offsets.retention.minutes", 1, INT32_MAX},
                                group_key{"offsets.retention.check.interval.ms", 1, INT64_MAX},
-                               group_key{"offset.metadata.max.bytes", 0, INT32_MAX}}) {
+                               group_key{"offset.metadata.max.bytes", 0, INT32_MAX},
+                               // Transaction coordinator keys (broker/txn_service.cc), Kafka's ranges.
+                               group_key{"transaction.state.log.num.partitions", 1, INT32_MAX},
+                               group_key{"transaction.state.log.replication.factor", 1, INT16_MAX},
+                               group_key{"transaction.state.log.min.isr", 1, INT32_MAX},
+                               group_key{"transaction.max.timeout.ms", 1, INT32_MAX},
+                               group_key{"transactional.id.expiration.ms", 1, INT32_MAX},
+                               group_key{"transaction.abort.timed.out.transaction.cleanup.interval.ms", 1, INT32_MAX},
+                               group_key{"transaction.remove.expired.transaction.cleanup.interval.ms", 1, INT32_MAX},
+                               group_key{"request.timeout.ms", 0, INT32_MAX}}) {
       if (auto r = parse_int<int64_t>(v, k.key, k.lo, k.hi); !r) return r.err();
     }
   }

@@ -3,6 +3,7 @@
 #include "broker/groups/group_error.h"
 #include "broker/partition.h"
 #include "broker/partition_errc.h"
+#include "broker/txn/txn_error.h"
 #include "coordination/cluster_store.h"
 #include "coordination/replica_assignment.h"
 #include "storage/errc.h"
@@ -70,6 +71,7 @@ error_code to_kafka(const std::error_code& code) {
   if (c == coordination::coordination_category()) return from_coordination(static_cast<coordination::errc>(v));
   if (c == coordination::assignment_category()) return from_assignment(static_cast<coordination::assignment_errc>(v));
   if (c == groups::groups_category()) return static_cast<error_code>(static_cast<int16_t>(v));
+  if (c == txn::txn_category()) return static_cast<error_code>(static_cast<int16_t>(v));
   return error_code::unknown_server_error;
 }
 

@@ -2,6 +2,7 @@
 
 
 #include "base/logging.h"
+#include "broker/coordinator/internal_topic.h"
 #include "broker/groups/partition_for_group.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
@@ -57,37 +58,14 @@ kafka_error group_service::ensure_topic() {
   if (runtime_.loaded()) return {};
   std::lock_guard lock(create_mutex_);
   if (runtime_.loaded()) return {};
-  auto t = topics_.find(consumer_offsets_topic);
-  if (!t) {
-    topic_spec spec;
-    spec.name = std::string(consumer_offsets_topic);
-    spec.num_partitions = config_.offsets_topic_num_partitions;
-    // Single node: one replica whatever offsets.topic.replication.factor says (the embedded mode has one
-    // broker; Kafka would refuse forever). Cluster mode, as Kafka: not created until that many brokers are
-    // registered, so a cluster starting up does not get a __consumer_offsets with fewer replicas for good.
-    spec.replication_factor = 1;
-    if (auto c = topics_.cluster(); c && topics_.cluster_mode()) {
-      const auto live = static_cast<int16_t>(std::min<size_t>(c->brokers.size(), INT16_MAX));
-      if (live < config_.offsets_topic_replication_factor) {
-        const std::string why = "Number of alive brokers '" + std::to_string(live) +
-                                "' does not meet the required replication factor '" +
-                                std::to_string(config_.offsets_topic_replication_factor) +
-                                "' for the offsets topic (configured via 'offsets.topic.replication.factor')";
-        log::warn("groups: {}", why);
-        return {protocol::error_code::coordinator_not_available, why};
-      }
-      spec.replication_factor = config_.offsets_topic_replication_factor;
-    }
-    spec.configs = {{"cleanup.policy", "compact"}};
-    auto err = topics_.create(spec, false);
-    if (!err.ok() && err.code != protocol::error_code::topic_already_exists) {
-      log::error("groups: cannot create {}: {}", consumer_offsets_topic, err.message);
-      return err;
-    }
-    t = topics_.find(consumer_offsets_topic);  // cluster mode: only once the snapshot brought it back
-    if (!t) return {protocol::error_code::coordinator_not_available, "__consumer_offsets not available yet"};
-    log::info("groups: created {} with {} partitions", consumer_offsets_topic, t->partitions.size());
-  }
+  coordinator::internal_topic_spec spec;
+  spec.name = std::string(consumer_offsets_topic);
+  spec.partitions = config_.offsets_topic_num_partitions;
+  spec.replication_factor = config_.offsets_topic_replication_factor;
+  spec.replication_factor_key = "offsets.topic.replication.factor";
+  spec.what = "offsets topic";
+  spec.configs = {{"cleanup.policy", "compact"}};
+  if (auto err = coordinator::ensure_internal_topic(topics_, spec); !err.ok()) return err;
   (void)runtime_.load();
   return {};
 }

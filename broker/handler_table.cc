@@ -79,6 +79,13 @@ constexpr served_api kServed[] = {
     {api_key::incremental_alter_configs, &adapt<protocol::incremental_alter_configs_request, handlers::incremental_alter_configs>},
     {api_key::create_partitions, &adapt<protocol::create_partitions_request, handlers::create_partitions>},
     {api_key::describe_cluster, &adapt<protocol::describe_cluster_request, handlers::describe_cluster>},
+    {api_key::add_partitions_to_txn, &adapt<protocol::add_partitions_to_txn_request, handlers::add_partitions_to_txn>},
+    {api_key::add_offsets_to_txn, &adapt<protocol::add_offsets_to_txn_request, handlers::add_offsets_to_txn>},
+    {api_key::end_txn, &adapt<protocol::end_txn_request, handlers::end_txn>},
+    {api_key::write_txn_markers, &adapt<protocol::write_txn_markers_request, handlers::write_txn_markers>},
+    {api_key::describe_transactions, &adapt<protocol::describe_transactions_request, handlers::describe_transactions>},
+    {api_key::list_transactions, &adapt<protocol::list_transactions_request, handlers::list_transactions>},
+    {api_key::describe_producers, &adapt<protocol::describe_producers_request, handlers::describe_producers>},
 };
 
 std::vector<handler_entry> build_table() {

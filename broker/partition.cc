@@ -261,6 +261,13 @@ result<storage::log::marker_result> partition::append_marker(int64_t producer_id
   return r;
 }
 
+std::vector<storage::producer_state_entry> partition::producers() {
+  std::vector<storage::producer_state_entry> out;
+  if (closed_) return out;
+  for (const auto& [id, e] : log_->producer_state().producers()) out.push_back(e);
+  return out;
+}
+
 result<storage::log::timestamp_and_offset> partition::offset_for_timestamp(int64_t timestamp_ms) {
   if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   int64_t found_timestamp = -1;

@@ -147,6 +147,9 @@ class partition : public std::enable_shared_from_this<partition> {
   result<storage::log::marker_result> append_marker(int64_t producer_id, int16_t producer_epoch,
                                                     const storage::end_txn_marker& marker);
 
+  /// DescribeProducers (KIP-664): a copy of the producer state of every producer id with state here.
+  std::vector<storage::producer_state_entry> producers();
+
   /// Flush policy (flush.messages / flush.ms): fsyncs when due. Run as its own strand task after an
   /// append, so every append queued on the strand meanwhile shares the one fsync (group commit).
   result<bool> flush_if_needed();

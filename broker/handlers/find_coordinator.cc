@@ -1,11 +1,12 @@
-// FindCoordinator (key 10): the coordinator of a group is the leader of its __consumer_offsets partition:
-// this broker on a single node, any broker in cluster mode. The topic is created on first need, as Kafka
-// does. v4+ batches keys (KIP-699).
-// Transaction coordinators (key type 1) are not supported yet.
+// FindCoordinator (key 10): the coordinator of a group (key type 0) is the leader of its __consumer_offsets
+// partition, that of a transactional id (key type 1) the leader of its __transaction_state partition: this broker
+// on a single node, any broker in cluster mode. The topic is created on first need, as Kafka does. v4+ batches
+// keys (KIP-699).
 #include "broker/group_service.h"
 #include "broker/groups/partition_for_group.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_service.h"
 
 namespace sluice::broker::handlers {
 
@@ -14,21 +15,23 @@ using response = protocol::find_coordinator_response;
 
 namespace {
 
-void locate_in_cluster(broker_services& svc, const coordination::cluster_snapshot& cluster, const std::string& key,
-                       response::coordinator& c) {
+/// `topic`: the coordinator's internal topic; `ensure`: creates it and loads its shards here.
+template <typename Ensure>
+void locate_in_cluster(broker_services& svc, const coordination::cluster_snapshot& cluster, std::string_view topic,
+                       Ensure ensure, const std::string& key, response::coordinator& c) {
   c.error_code = error_code::coordinator_not_available;
-  auto it = cluster.topics.find(consumer_offsets_topic);
+  auto it = cluster.topics.find(std::string(topic));
   if (it == cluster.topics.end()) {
-    auto err = svc.groups.ensure_topic();  // created through the cluster store; leaders follow shortly
-    c.error_message = err.ok() ? "__consumer_offsets is being created" : err.message;
+    auto err = ensure();  // created through the cluster store; leaders follow shortly
+    c.error_message = err.ok() ? std::string(topic) + " is being created" : err.message;
     return;
   }
   const int32_t index = groups::partition_for_group(key, it->second.partition_count());
-  const auto* st = cluster.state(consumer_offsets_topic, index);
+  const auto* st = cluster.state(std::string(topic), index);
   if (!st || st->leader < 0) return;
   auto b = cluster.brokers.find(st->leader);
   if (b == cluster.brokers.end()) return;
-  if (st->leader == svc.config.broker_id) (void)svc.groups.ensure_topic();  // loads the shards here
+  if (st->leader == svc.config.broker_id) (void)ensure();  // loads the shards here
   c.node_id = b->second.id;
   c.host = b->second.host;
   c.port = b->second.port;
@@ -47,16 +50,15 @@ task<response> find_coordinator(broker_services& svc, request_context& rc, proto
     c.key = key;
     c.node_id = -1;
     c.port = -1;
-    if (req.key_type == 1) {
-      c.error_code = error_code::coordinator_not_available;
-      c.error_message = "transactions are not supported by this broker";
-    } else if (req.key_type != 0) {
+    const bool txn = req.key_type == 1;
+    auto ensure = [&svc, txn] { return txn ? svc.txns.ensure_topic() : svc.groups.ensure_topic(); };
+    if (req.key_type != 0 && req.key_type != 1) {
       c.error_code = error_code::invalid_request;
       c.error_message = "unknown coordinator key type " + std::to_string(req.key_type);
     } else if (auto cluster = svc.topics.cluster(); cluster && svc.topics.cluster_mode()) {
-      // Cluster mode: the leader of the group's __consumer_offsets partition, wherever it is.
-      locate_in_cluster(svc, *cluster, key, c);
-    } else if (auto err = svc.groups.ensure_topic(); !err.ok()) {
+      // Cluster mode: the leader of the key's internal-topic partition, wherever it is.
+      locate_in_cluster(svc, *cluster, txn ? transaction_state_topic : consumer_offsets_topic, ensure, key, c);
+    } else if (auto err = ensure(); !err.ok()) {
       c.error_code = error_code::coordinator_not_available;
       c.error_message = err.message;
     } else if (svc.config.advertised_listeners.empty()) {

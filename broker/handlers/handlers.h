@@ -5,7 +5,14 @@
 #include <optional>
 
 #include "broker/request_context.h"
+#include "protocol/messages/add_offsets_to_txn.h"
+#include "protocol/messages/add_partitions_to_txn.h"
 #include "protocol/messages/alter_configs.h"
+#include "protocol/messages/describe_producers.h"
+#include "protocol/messages/describe_transactions.h"
+#include "protocol/messages/end_txn.h"
+#include "protocol/messages/list_transactions.h"
+#include "protocol/messages/write_txn_markers.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
@@ -70,6 +77,21 @@ task<protocol::describe_log_dirs_response> describe_log_dirs(broker_services&, r
 
 // Idempotent producers (KIP-98): producer ids from broker/producer_id_manager.h.
 task<protocol::init_producer_id_response> init_producer_id(broker_services&, request_context&, protocol::init_producer_id_request&);
+
+// Transactions (KIP-98, KIP-664; broker/txn through broker/txn_service.h).
+task<protocol::add_partitions_to_txn_response> add_partitions_to_txn(broker_services&, request_context&,
+                                                                     protocol::add_partitions_to_txn_request&);
+task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services&, request_context&,
+                                                               protocol::add_offsets_to_txn_request&);
+task<protocol::end_txn_response> end_txn(broker_services&, request_context&, protocol::end_txn_request&);
+task<protocol::write_txn_markers_response> write_txn_markers(broker_services&, request_context&,
+                                                             protocol::write_txn_markers_request&);
+task<protocol::describe_transactions_response> describe_transactions(broker_services&, request_context&,
+                                                                     protocol::describe_transactions_request&);
+task<protocol::list_transactions_response> list_transactions(broker_services&, request_context&,
+                                                             protocol::list_transactions_request&);
+task<protocol::describe_producers_response> describe_producers(broker_services&, request_context&,
+                                                               protocol::describe_producers_request&);
 
 // Replication (KIP-101): where a leader epoch ends in this leader's log.
 task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(broker_services&, request_context&,

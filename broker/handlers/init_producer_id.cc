@@ -1,4 +1,4 @@
-// InitProducerId (key 22, v0-5): a producer id and epoch for an idempotent producer (KIP-98).
+// InitProducerId (key 22, v0-5): a producer id and epoch for an idempotent or transactional producer (KIP-98).
 //
 // Kafka's rules (TransactionCoordinator.handleInitProducerId):
 //  - null transactional id: always a NEW producer id with epoch 0, whatever ProducerId/ProducerEpoch the
@@ -6,13 +6,14 @@
 //    the client bumps it itself (Java's bumpIdempotentProducerEpoch; librdkafka asks for a new id), and
 //    the partition logs accept the new epoch starting at sequence 0 (storage/producer_state.h).
 //  - empty transactional id: INVALID_REQUEST.
-//  - any other transactional id needs the transaction coordinator, which Sluice does not have yet:
-//    COORDINATOR_NOT_AVAILABLE, the answer FindCoordinator(key type 1) already gives; a client keeps
-//    retrying until its transaction.timeout.ms, as it would against a cluster without
-//    __transaction_state. The epoch-bump rules of KIP-360 belong to that coordinator.
+//  - any other transactional id: the transaction coordinator of its __transaction_state partition
+//    (broker/txn): a new id, or the epoch bumped (fencing older producers; an ongoing transaction is aborted
+//    first and CONCURRENT_TRANSACTIONS answered so the client retries), KIP-360 rules for ProducerId/Epoch.
+//    NOT_COORDINATOR when the id is coordinated elsewhere.
 #include "base/logging.h"
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/txn_common.h"
 #include "broker/producer_id_manager.h"
 
 namespace sluice::broker::handlers {
@@ -30,7 +31,29 @@ task<protocol::init_producer_id_response> init_producer_id(broker_services& svc,
     co_return resp;
   }
   if (req.transactional_id.has_value()) {
-    resp.error_code = req.transactional_id->empty() ? error_code::invalid_request : error_code::coordinator_not_available;
+    if (req.transactional_id->empty()) {
+      resp.error_code = error_code::invalid_request;
+      co_return resp;
+    }
+    auto s = txn_shard(svc, *req.transactional_id);
+    if (!s) {
+      resp.error_code = error_code::not_coordinator;
+      co_return resp;
+    }
+    txn::init_producer_id_request r;
+    r.transactional_id = *req.transactional_id;
+    r.timeout_ms = req.transaction_timeout_ms;
+    r.expected_producer_id = req.producer_id;
+    r.expected_producer_epoch = req.producer_epoch;
+    auto op = [r](txn::transaction_coordinator& c) { return c.init_producer_id(r); };
+    auto result = co_await txn_write_call<txn::init_producer_id_result>(svc.txns, s, std::move(op));
+    resp.error_code = to_protocol(result.error);
+    if (result.error == txn::txn_error::none) {
+      resp.producer_id = result.producer_id;
+      resp.producer_epoch = result.producer_epoch;
+    }
+    log::debug("InitProducerId {} from {}: {} producer id {} epoch {}", r.transactional_id, rc.session.peer,
+               txn::to_string(result.error), resp.producer_id, resp.producer_epoch);
     co_return resp;
   }
   auto id = svc.producer_ids.generate_producer_id();

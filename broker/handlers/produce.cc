@@ -8,11 +8,29 @@
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
+#include "storage/record_batch.h"
 
 namespace sluice::broker::handlers {
 
 using protocol::error_code;
 using response = protocol::produce_response;
+
+namespace {
+
+/// Whether any partition's first batch is transactional (a producer writes one kind per request).
+bool has_transactional_batch(const protocol::produce_request& req) {
+  for (const auto& td : req.topic_data) {
+    for (const auto& pd : td.partition_data) {
+      if (!pd.records_ || pd.records_->size() == 0) continue;
+      auto h = storage::parse_record_batch_header(
+          std::span<const uint8_t>(pd.records_->bytes.data(), pd.records_->bytes.size()));
+      if (h && h->is_transactional()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 task<std::optional<response>> produce(broker_services& svc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
@@ -31,6 +49,26 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   std::vector<pending_ack> pending;
   response resp;
   resp.responses.reserve(req.topic_data.size());
+  if (!req.transactional_id.has_value() && has_transactional_batch(req)) {
+    // Kafka's handleProduceRequest: transactional records need a transactional id (it is what is authorized);
+    // the whole request is answered with the error.
+    for (const auto& td : req.topic_data) {
+      response::topic_produce_response tr;
+      tr.name = td.name;
+      for (const auto& pd : td.partition_data) {
+        response::partition_produce_response pr;
+        pr.index = pd.index;
+        pr.error_code = error_code::transactional_id_authorization_failed;
+        pr.base_offset = -1;
+        pr.log_append_time_ms = -1;
+        pr.log_start_offset = -1;
+        tr.partition_responses.push_back(std::move(pr));
+      }
+      resp.responses.push_back(std::move(tr));
+    }
+    if (req.acks == 0) co_return std::nullopt;
+    co_return resp;
+  }
   for (auto& td : req.topic_data) {
     response::topic_produce_response tr;
     tr.name = td.name;

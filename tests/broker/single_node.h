@@ -17,6 +17,7 @@
 #include "broker/producer_id_manager.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_service.h"
 #include "coordination/embedded_store.h"
 #include "storage/log_manager.h"
 
@@ -33,6 +34,7 @@ struct single_node {
   std::unique_ptr<storage::log_manager> logs;
   std::unique_ptr<topic_registry> topics;
   std::unique_ptr<group_service> groups;
+  std::unique_ptr<txn_service> txns;
   std::unique_ptr<producer_id_manager> ids;
   fault_injector faults{0, 1};
   std::unique_ptr<broker_services> services;
@@ -58,8 +60,9 @@ struct single_node {
     ASSERT_TRUE(topics->load().ok());
     groups = std::make_unique<group_service>(*config, *topics, clock);
     ids = std::make_unique<producer_id_manager>(*store, config->broker_id);
-    services = std::unique_ptr<broker_services>(
-        new broker_services{*config, *topics, *store, *groups, *ids, faults, clock, store->cluster_id(), nullptr});
+    txns = std::make_unique<txn_service>(*config, *topics, clock, *ids, *groups, io.get_executor());
+    services = std::unique_ptr<broker_services>(new broker_services{*config, *topics, *store, *groups, *txns, *ids, faults,
+                                                                    clock, store->cluster_id(), nullptr});
   }
 
   ~single_node() {

@@ -1,0 +1,95 @@
+// AddPartitionsToTxn (key 24, v0-5): partitions join the ongoing transaction of a transactional id (KIP-98).
+// v0-3: one transaction, from its producer. v4+ (KIP-890): a batch of transactions, sent by brokers; VerifyOnly
+// asks whether the partitions are already part of the transaction without adding them.
+//
+// Kafka's checks before the coordinator (KafkaApis.handleAddPartitionsToTxnRequest): a partition of an unknown
+// topic, or beyond its partition count, answers UNKNOWN_TOPIC_OR_PARTITION and every other partition of that
+// transaction OPERATION_NOT_ATTEMPTED. The coordinator then answers every partition with one error.
+#include <map>
+
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/txn_common.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using request = protocol::add_partitions_to_txn_request;
+using response = protocol::add_partitions_to_txn_response;
+
+namespace {
+
+std::vector<response::add_partitions_to_txn_topic_result> answer_all(
+    const std::vector<request::add_partitions_to_txn_topic>& topics, const std::map<txn::topic_partition, error_code>& own,
+    error_code rest) {
+  std::vector<response::add_partitions_to_txn_topic_result> out;
+  std::map<std::string, size_t> where;  // a topic named twice is answered once
+  for (const auto& t : topics) {
+    auto [it, fresh] = where.emplace(t.name, out.size());
+    if (fresh) out.push_back({t.name, {}, {}});
+    auto& tr = out[it->second];
+    for (int32_t p : t.partitions) {
+      bool seen = false;
+      for (const auto& pr : tr.results_by_partition) seen = seen || pr.partition_index == p;
+      if (seen) continue;
+      auto found = own.find({t.name, p});
+      tr.results_by_partition.push_back({p, found == own.end() ? rest : found->second, {}});
+    }
+  }
+  return out;
+}
+
+/// One transaction: the unknown-partition check, then the coordinator.
+task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_services& svc, const std::string& id,
+                                                                         int64_t producer_id, int16_t producer_epoch,
+                                                                         bool verify_only,
+                                                                         const std::vector<request::add_partitions_to_txn_topic>& topics) {
+  txn::add_partitions_request r;
+  r.transactional_id = id;
+  r.producer_id = producer_id;
+  r.producer_epoch = producer_epoch;
+  std::map<txn::topic_partition, error_code> unknown;
+  for (const auto& t : topics) {
+    auto topic = svc.topics.find(t.name);
+    for (int32_t p : t.partitions) {
+      if (!topic || p < 0 || p >= static_cast<int32_t>(topic->partitions.size())) {
+        unknown[{t.name, p}] = error_code::unknown_topic_or_partition;
+      } else {
+        r.partitions.push_back({t.name, p});
+      }
+    }
+  }
+  if (!unknown.empty()) co_return answer_all(topics, unknown, error_code::operation_not_attempted);
+  auto s = txn_shard(svc, id);
+  if (!s) co_return answer_all(topics, {}, error_code::not_coordinator);
+  if (verify_only) {
+    auto op = [r](txn::transaction_coordinator& c) { return c.verify_partitions(r); };
+    auto verified = co_await txn_run(svc.txns, s, std::move(op));
+    std::map<txn::topic_partition, error_code> each;
+    for (const auto& [tp, e] : verified) each[tp] = to_protocol(e);
+    co_return answer_all(topics, each, error_code::none);
+  }
+  auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
+  auto result = co_await txn_write_call<txn::add_partitions_result>(svc.txns, s, std::move(op));
+  co_return answer_all(topics, {}, to_protocol(result.error));
+}
+
+}  // namespace
+
+task<response> add_partitions_to_txn(broker_services& svc, request_context& rc, request& req) {
+  response resp;
+  if (rc.header.api_version <= 3) {
+    auto op = add_one(svc, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+                      req.v3_and_below_producer_epoch, false, req.v3_and_below_topics);
+    resp.results_by_topic_v3_and_below = co_await std::move(op);
+    co_return resp;
+  }
+  for (const auto& t : req.transactions) {
+    auto op = add_one(svc, t.transactional_id, t.producer_id, t.producer_epoch, t.verify_only, t.topics);
+    auto topics = co_await std::move(op);
+    resp.results_by_transaction.push_back({t.transactional_id, std::move(topics), {}});
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

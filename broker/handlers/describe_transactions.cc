@@ -1,0 +1,46 @@
+// DescribeTransactions (key 65, v0, KIP-664): the state of transactional ids coordinated here. Per id:
+// NOT_COORDINATOR (coordinated elsewhere), COORDINATOR_LOAD_IN_PROGRESS, TRANSACTIONAL_ID_NOT_FOUND.
+#include <map>
+
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/txn_common.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::describe_transactions_response;
+
+task<response> describe_transactions(broker_services& svc, request_context&, protocol::describe_transactions_request& req) {
+  response resp;
+  for (const auto& id : req.transactional_ids) {
+    response::transaction_state st;
+    st.transactional_id = id;
+    st.transaction_start_time_ms = -1;
+    st.producer_id = -1;
+    st.producer_epoch = -1;
+    auto s = txn_shard(svc, id);
+    if (!s) {
+      st.error_code = error_code::not_coordinator;
+      resp.transaction_states.push_back(std::move(st));
+      continue;
+    }
+    auto op = [id](txn::transaction_coordinator& c) { return c.describe({id}); };
+    auto described = co_await txn_run(svc.txns, s, std::move(op));
+    const auto& d = described.front();
+    st.error_code = to_protocol(d.error);
+    if (d.error == txn::txn_error::none) {
+      st.transaction_state_ = std::string(txn::to_string(d.state));
+      st.transaction_timeout_ms = d.timeout_ms;
+      st.transaction_start_time_ms = d.start_timestamp_ms;
+      st.producer_id = d.producer_id;
+      st.producer_epoch = d.producer_epoch;
+      std::map<std::string, std::vector<int32_t>> by_topic;
+      for (const auto& tp : d.partitions) by_topic[tp.topic].push_back(tp.partition);
+      for (auto& [topic, parts] : by_topic) st.topics.push_back({topic, std::move(parts), {}});
+    }
+    resp.transaction_states.push_back(std::move(st));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers

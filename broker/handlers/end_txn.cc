@@ -1,0 +1,32 @@
+// EndTxn (key 26, v0-5): commit or abort the ongoing transaction (KIP-98). Answered once PrepareCommit /
+// PrepareAbort is in __transaction_state; the markers are written after the answer, as in Kafka, and the
+// transaction completes when every partition has its marker. Transaction version 1 semantics at every version:
+// the producer's epoch must be the current one; v5 echoes the producer id and epoch (unchanged).
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/txn_common.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+
+task<protocol::end_txn_response> end_txn(broker_services& svc, request_context& rc, protocol::end_txn_request& req) {
+  protocol::end_txn_response resp;
+  resp.producer_id = -1;
+  resp.producer_epoch = -1;
+  auto s = txn_shard(svc, req.transactional_id);
+  if (!s) {
+    resp.error_code = error_code::not_coordinator;
+    co_return resp;
+  }
+  txn::end_txn_request r{req.transactional_id, req.producer_id, req.producer_epoch, req.committed};
+  auto op = [r](txn::transaction_coordinator& c) { return c.end_txn(r); };
+  auto result = co_await txn_write_call<txn::end_txn_result>(svc.txns, s, std::move(op));
+  resp.error_code = to_protocol(result.error);
+  if (rc.header.api_version >= 5 && result.error == txn::txn_error::none) {
+    resp.producer_id = req.producer_id;
+    resp.producer_epoch = req.producer_epoch;
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers
