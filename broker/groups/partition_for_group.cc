@@ -55,7 +55,10 @@ int32_t java_hashcode(std::string_view utf8) {
 }
 
 int32_t partition_for_group(std::string_view group_id, int32_t num_partitions) {
-  return (java_hashcode(group_id) & 0x7fffffff) % num_partitions;
+  // Kafka's Utils.abs (Integer.MIN_VALUE -> 0, else Math.abs), not a mask: the two differ for negative hashes.
+  const int32_t h = java_hashcode(group_id);
+  const int32_t positive = h == INT32_MIN ? 0 : (h < 0 ? -h : h);
+  return positive % num_partitions;
 }
 
 }  // namespace sluice::groups

@@ -9,8 +9,9 @@ namespace sluice::groups {
 /// in 32-bit two's complement arithmetic. Invalid UTF-8 bytes count as U+FFFD, as Java's decoder does.
 int32_t java_hashcode(std::string_view utf8);
 
-/// Kafka's GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions,
-/// where Utils.abs(n) is n & 0x7fffffff. `num_partitions` must be > 0.
+/// Kafka's partitionFor of the group and transaction coordinators: Utils.abs(key.hashCode) % partitions, where
+/// Utils.abs(n) is Math.abs(n), and 0 for Integer.MIN_VALUE (not the sign-bit mask of Utils.toPositive: the two
+/// differ for every negative hash; Kafka 4.4 checked by compat/diff). `num_partitions` must be > 0.
 int32_t partition_for_group(std::string_view group_id, int32_t num_partitions);
 
 }  // namespace sluice::groups

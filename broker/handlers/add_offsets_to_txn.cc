@@ -11,7 +11,7 @@ namespace sluice::broker::handlers {
 
 using protocol::error_code;
 
-task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& svc, request_context&,
+task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& svc, request_context& rc,
                                                                protocol::add_offsets_to_txn_request& req) {
   protocol::add_offsets_to_txn_response resp;
   auto s = txn_shard(svc, req.transactional_id);
@@ -36,7 +36,7 @@ task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& 
                           groups::partition_for_group(req.group_id, static_cast<int32_t>(offsets->partitions.size()))});
   auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
   auto result = co_await txn_write_call<txn::add_partitions_result>(svc.txns, s, std::move(op));
-  resp.error_code = to_protocol(result.error);
+  resp.error_code = to_protocol(result.error, rc.header.api_version, 2);
   co_return resp;
 }
 

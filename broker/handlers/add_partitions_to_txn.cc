@@ -40,7 +40,8 @@ std::vector<response::add_partitions_to_txn_topic_result> answer_all(
 }
 
 /// One transaction: the unknown-partition check, then the coordinator.
-task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_services& svc, const std::string& id,
+task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_services& svc, int16_t version,
+                                                                         const std::string& id,
                                                                          int64_t producer_id, int16_t producer_epoch,
                                                                          bool verify_only,
                                                                          const std::vector<request::add_partitions_to_txn_topic>& topics) {
@@ -71,7 +72,7 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
   }
   auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
   auto result = co_await txn_write_call<txn::add_partitions_result>(svc.txns, s, std::move(op));
-  co_return answer_all(topics, {}, to_protocol(result.error));
+  co_return answer_all(topics, {}, to_protocol(result.error, version, 2));
 }
 
 }  // namespace
@@ -79,13 +80,13 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
 task<response> add_partitions_to_txn(broker_services& svc, request_context& rc, request& req) {
   response resp;
   if (rc.header.api_version <= 3) {
-    auto op = add_one(svc, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+    auto op = add_one(svc, rc.header.api_version, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
                       req.v3_and_below_producer_epoch, false, req.v3_and_below_topics);
     resp.results_by_topic_v3_and_below = co_await std::move(op);
     co_return resp;
   }
   for (const auto& t : req.transactions) {
-    auto op = add_one(svc, t.transactional_id, t.producer_id, t.producer_epoch, t.verify_only, t.topics);
+    auto op = add_one(svc, rc.header.api_version, t.transactional_id, t.producer_id, t.producer_epoch, t.verify_only, t.topics);
     auto topics = co_await std::move(op);
     resp.results_by_transaction.push_back({t.transactional_id, std::move(topics), {}});
   }

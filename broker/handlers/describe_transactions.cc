@@ -15,9 +15,7 @@ task<response> describe_transactions(broker_services& svc, request_context&, pro
   for (const auto& id : req.transactional_ids) {
     response::transaction_state st;
     st.transactional_id = id;
-    st.transaction_start_time_ms = -1;
-    st.producer_id = -1;
-    st.producer_epoch = -1;
+    // An id with an error keeps the schema's defaults (0), as Kafka answers it.
     auto s = txn_shard(svc, id);
     if (!s) {
       st.error_code = error_code::not_coordinator;

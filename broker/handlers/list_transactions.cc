@@ -1,7 +1,12 @@
 // ListTransactions (key 66, v0-1, KIP-664; DurationFilter v1, KIP-994): the transactions of every
 // __transaction_state partition coordinated here. State names Kafka does not know are echoed in
 // UnknownStateFilters and filter nothing (with only unknown names every state matches, as in Kafka).
-// COORDINATOR_LOAD_IN_PROGRESS while a partition led here is still loading.
+// COORDINATOR_LOAD_IN_PROGRESS while a partition led here is still loading. v2 (KIP-1152): TransactionalIdPattern,
+// a regular expression the whole id must match (ECMAScript syntax here, Java's in Kafka: the common subset
+// behaves the same); one that does not compile answers INVALID_REGULAR_EXPRESSION.
+#include <optional>
+#include <regex>
+
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 
@@ -22,6 +27,15 @@ task<response> list_transactions(broker_services& svc, request_context& rc, prot
   }
   filter.producer_ids = req.producer_id_filters;
   filter.min_duration_ms = rc.header.api_version >= 1 ? req.duration_filter : -1;
+  std::optional<std::regex> pattern;
+  if (rc.header.api_version >= 2 && req.transactional_id_pattern && !req.transactional_id_pattern->empty()) {
+    try {
+      pattern.emplace(*req.transactional_id_pattern);
+    } catch (const std::regex_error&) {
+      resp.error_code = error_code::invalid_regular_expression;
+      co_return resp;
+    }
+  }
   for (auto& s : svc.txns.shards()) {
     if (!s || !s->part->is_leader()) continue;
     auto op = [filter](txn::transaction_coordinator& c) {
@@ -33,6 +47,7 @@ task<response> list_transactions(broker_services& svc, request_context& rc, prot
     if (e == txn::txn_error::coordinator_load_in_progress) resp.error_code = error_code::coordinator_load_in_progress;
     if (e != txn::txn_error::none) continue;
     for (const auto& l : found) {
+      if (pattern && !std::regex_match(l.transactional_id, *pattern)) continue;
       resp.transaction_states.push_back({l.transactional_id, l.producer_id, std::string(txn::to_string(l.state)), {}});
     }
   }

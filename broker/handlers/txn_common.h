@@ -19,4 +19,13 @@ inline protocol::error_code to_protocol(txn::txn_error e) {
   return static_cast<protocol::error_code>(static_cast<int16_t>(e));
 }
 
+/// KIP-588: PRODUCER_FENCED exists for a client from these versions on (InitProducerId 4, AddPartitionsToTxn 2,
+/// AddOffsetsToTxn 2, EndTxn 2, TxnOffsetCommit 3); older versions are answered INVALID_PRODUCER_EPOCH, as Kafka
+/// does.
+inline protocol::error_code to_protocol(txn::txn_error e, int16_t version, int16_t first_fenced_version) {
+  if (e == txn::txn_error::producer_fenced && version < first_fenced_version)
+    return protocol::error_code::invalid_producer_epoch;
+  return to_protocol(e);
+}
+
 }  // namespace sluice::broker::handlers

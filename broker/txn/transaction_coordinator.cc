@@ -354,7 +354,8 @@ std::vector<std::pair<topic_partition, txn_error>> transaction_coordinator::veri
   const auto& m = txns_.at(r.transactional_id);
   for (const auto& tp : r.partitions) {
     const bool in = m.state == txn_state::ongoing && m.partitions.count(tp) > 0;
-    out.emplace_back(tp, in ? txn_error::none : txn_error::invalid_txn_state);
+    // Kafka 4.x (KIP-890): TRANSACTION_ABORTABLE, so the producer aborts rather than failing fatally.
+    out.emplace_back(tp, in ? txn_error::none : txn_error::transaction_abortable);
   }
   return out;
 }

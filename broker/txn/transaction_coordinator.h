@@ -77,7 +77,8 @@ class transaction_coordinator {
   /// CONCURRENT_TRANSACTIONS (a transition in flight, or the last transaction still completing).
   coordinator_result<add_partitions_result> add_partitions(const add_partitions_request& r);
   /// Whether each partition is part of the ongoing transaction of (id, producer id, epoch) (AddPartitionsToTxn v4+
-  /// verify_only, KIP-890): NONE for those that are, INVALID_TXN_STATE for others; id/epoch errors as above.
+  /// verify_only, KIP-890): NONE for those that are, TRANSACTION_ABORTABLE for others (Kafka 4.x); id/epoch errors
+  /// as above.
   std::vector<std::pair<topic_partition, txn_error>> verify_partitions(const add_partitions_request& r) const;
   /// EndTxn: an Ongoing transaction moves to PrepareCommit/PrepareAbort (answered NONE once written). A retry of
   /// a completed end answers NONE; CONCURRENT_TRANSACTIONS while it is still completing; INVALID_TXN_STATE for

@@ -29,6 +29,7 @@ std::string_view to_string(txn_error e) {
     case txn_error::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case txn_error::producer_fenced: return "PRODUCER_FENCED";
     case txn_error::transactional_id_not_found: return "TRANSACTIONAL_ID_NOT_FOUND";
+    case txn_error::transaction_abortable: return "TRANSACTION_ABORTABLE";
   }
   return "UNKNOWN";
 }

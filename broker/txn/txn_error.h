@@ -31,6 +31,7 @@ enum class txn_error : int16_t {
   kafka_storage_error = 56,
   producer_fenced = 90,
   transactional_id_not_found = 105,
+  transaction_abortable = 120,
 };
 
 }  // namespace sluice::txn

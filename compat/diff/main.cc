@@ -56,6 +56,23 @@ void warm_up_coordinators(runner& run) {
                                                         {"producer_id", -1}, {"producer_epoch", -1}}, ctx, 5000);
         ready = p.how == outcome::response && p.decode_error.empty() && p.body.at("error_code") == "NONE";
       }
+      if (ready) {
+        // Transaction coordinators: __transaction_state created and every partition loaded (an unknown id then
+        // answers TRANSACTIONAL_ID_NOT_FOUND rather than NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS).
+        exchange_result f = b->call(static_cast<int16_t>(sluice::protocol::api_key::find_coordinator), 4,
+                                    boost::json::object{{"key_type", 1}, {"coordinator_keys", keys}}, ctx, 5000);
+        ready = f.how == outcome::response && f.decode_error.empty();
+        if (ready)
+          for (const auto& c : f.body.at("coordinators").as_array()) ready = ready && c.at("error_code") == "NONE";
+      }
+      if (ready) {
+        exchange_result d = b->call(static_cast<int16_t>(sluice::protocol::api_key::describe_transactions), 0,
+                                    boost::json::object{{"transactional_ids", keys}}, ctx, 5000);
+        ready = d.how == outcome::response && d.decode_error.empty();
+        if (ready)
+          for (const auto& t : d.body.at("transaction_states").as_array())
+            ready = ready && t.at("error_code") == "TRANSACTIONAL_ID_NOT_FOUND";
+      }
       if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
     if (!ready) std::cout << "warning: " << b->name() << ": coordinators not ready after 60 s\n";

@@ -24,9 +24,13 @@ TEST(partition_for_group, uses_kafka_utils_abs_and_modulo) {
   EXPECT_EQ(partition_for_group("", 50), 0);
   EXPECT_EQ(partition_for_group("a", 50), 47);
   EXPECT_EQ(partition_for_group("test-group", 50), 12);
-  EXPECT_EQ(partition_for_group("gr\xC3\xBCppe", 50), 36);
+  EXPECT_EQ(partition_for_group("gr\xC3\xBCppe", 50), 12);  // hash -1233264812: Math.abs, not the mask (36)
   EXPECT_EQ(partition_for_group("console-consumer-12345", 50), 6);
   EXPECT_EQ(partition_for_group("anything", 1), 0);
+  // A negative hash code (-1079758529): Kafka 4.4 puts this group in partition 29 of 50 (Math.abs), where a
+  // mask of the sign bit would give 19 (found by compat/diff, AddOffsetsToTxn then DescribeTransactions).
+  EXPECT_EQ(java_hashcode("d-add_offsets_to_txn-1-v2-65602-g"), -1079758529);
+  EXPECT_EQ(partition_for_group("d-add_offsets_to_txn-1-v2-65602-g", 50), 29);
 }
 
 TEST(record_codec, offset_commit_key_bytes) {

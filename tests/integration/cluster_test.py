@@ -375,7 +375,7 @@ def commit_waits_for_isr(cluster, check):
     offsets = wait_until("__consumer_offsets led by broker 1 with a full ISR", lambda: (lambda i: i and any(
         v[0] == 1 and len(v[2]) == 3 for v in i.values()) and i)(partition_info(cluster, "__consumer_offsets")), 60)
     group = next(g for g in ("isr-commit-%d" % n for n in range(1000))
-                 if (lambda v: v[0] == 1 and len(v[2]) == 3)(offsets[(java_string_hash(g) & 0x7FFFFFFF) % len(offsets)]))
+                 if (lambda v: v[0] == 1 and len(v[2]) == 3)(offsets[coordinator_partition(g, len(offsets))]))
     port = cluster.brokers[1].port
     err, secs = commit_wire(port, group, "spread", 1)
     print("OffsetCommit of group %s to broker 1, full ISR: error %d in %.3f s" % (group, err, secs))
@@ -425,7 +425,7 @@ def topics_not_hosted_here(cluster, check):
         finally:
             c.close()
     offsets = partition_info(cluster, "__consumer_offsets") or {}
-    coordinators = {g: offsets.get((java_string_hash(g) & 0x7FFFFFFF) % max(1, len(offsets)), (-1,))[0] for g in groups}
+    coordinators = {g: offsets.get(coordinator_partition(g, max(1, len(offsets))), (-1,))[0] for g in groups}
     print("coordinators of the commit groups:", coordinators)
     check.true(any(c not in (1, -1) for c in coordinators.values()),
                "some group is coordinated by a broker without a replica of " + topic)
@@ -436,6 +436,14 @@ def java_string_hash(text):
     for ch in text:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
     return h
+
+
+def coordinator_partition(key, partitions):
+    """Kafka's partitionFor: Utils.abs(key.hashCode()) % partitions (Integer.MIN_VALUE -> 0)."""
+    h = java_string_hash(key)
+    if h >= 0x80000000:
+        h -= 0x100000000
+    return (0 if h == -0x80000000 else abs(h)) % partitions
 
 
 def group_coordinator_failover(cluster, check):
@@ -464,7 +472,7 @@ def group_coordinator_failover(cluster, check):
     consume_for(8)
     check.true(len(seen) > 0, "the group consumed before the failover")
     offsets = wait_until("__consumer_offsets leaders", lambda: partition_info(cluster, "__consumer_offsets"), 30)
-    index = (java_string_hash(group) & 0x7FFFFFFF) % len(offsets)
+    index = coordinator_partition(group, len(offsets))
     coordinator = offsets[index][0]
     print("group %s: coordinator is broker %d (__consumer_offsets-%d); consumed %d so far" %
           (group, coordinator, index, len(seen)))
