@@ -250,7 +250,7 @@ class coordinator_runtime {
         return;
       }
       std::optional<producer_stamp> producer;
-      if constexpr (requires { result.producer; }) {
+      if constexpr (requires { result.producer->producer_id; result.producer->producer_epoch; }) {
         if (result.producer) producer = producer_stamp{result.producer->producer_id, result.producer->producer_epoch};
       }
       append(s, std::move(result.records), std::move(producer),
