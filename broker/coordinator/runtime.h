@@ -32,7 +32,7 @@ namespace asio = boost::asio;
 /// the runtime appends each, waits until it is committed, replays its records into the shard, then answers.
 /// Every call is made on the partition's strand.
 ///
-/// Optional extras, used when the shard has them (transactions, KIP-98; the group coordinator has both):
+/// Optional extras, used when the shard has them (transactions, KIP-98; the group coordinator has all three):
 ///  - `typename S::record_context` (fields offset, producer_id, producer_epoch, transactional) and
 ///    `s.replay(key, value, ctx)`: records are replayed with their log offset and their batch's producer (Kafka's
 ///    replay(offset, producerId, producerEpoch, record)) instead of `replay(key, value)`;
