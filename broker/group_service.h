@@ -44,6 +44,16 @@ class group_service {
   /// or stopped being led here (its groups are unloaded). Other topics are ignored. Any thread.
   void on_leadership_change(const std::shared_ptr<partition>& p, bool leader) { runtime_.on_leadership_change(p, leader); }
 
+  /// Transactions (KIP-98): a COMMIT (`commit`) or ABORT marker of `producer_id` was appended to
+  /// __consumer_offsets partition `partition_index` (partition::append_marker) and is committed. Any thread: on that
+  /// partition's strand, after the outcomes of the appends made before it, its coordinator's
+  /// `replay_end_txn(producer_id, commit)` makes the producer's pending transactional offsets committed or drops
+  /// them (coordinator_runtime::on_txn_marker). Ignored where the partition is not loaded here (a load replays the
+  /// marker from the log).
+  void on_txn_marker(int32_t partition_index, int64_t producer_id, bool commit) {
+    runtime_.on_txn_marker(partition_index, producer_id, commit);
+  }
+
   /// The shard coordinating `group_id` (Kafka's partitionFor), or null while there is no topic or, in
   /// cluster mode, when this broker has no replica of its partition.
   std::shared_ptr<shard> shard_for(std::string_view group_id) const;

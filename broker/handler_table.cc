@@ -61,6 +61,7 @@ constexpr served_api kServed[] = {
     {api_key::delete_topics, &adapt<protocol::delete_topics_request, handlers::delete_topics>},
     {api_key::offset_commit, &adapt<protocol::offset_commit_request, handlers::offset_commit>},
     {api_key::offset_fetch, &adapt<protocol::offset_fetch_request, handlers::offset_fetch>},
+    {api_key::txn_offset_commit, &adapt<protocol::txn_offset_commit_request, handlers::txn_offset_commit>},
     {api_key::find_coordinator, &adapt<protocol::find_coordinator_request, handlers::find_coordinator>},
     {api_key::join_group, &adapt<protocol::join_group_request, handlers::join_group>},
     {api_key::heartbeat, &adapt<protocol::heartbeat_request, handlers::heartbeat>},

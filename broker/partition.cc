@@ -211,13 +211,13 @@ bool has_control_batch(std::span<const uint8_t> batches) {
 }
 }  // namespace
 
-result<storage::append_result> partition::append(std::span<uint8_t> batches) {
+result<storage::append_result> partition::append(std::span<uint8_t> batches, storage::append_origin origin) {
   if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   if (has_control_batch(batches))
     return error{storage::errc::invalid_record, "clients may not write control batches"};
   if (role() != replica_role::leader)
     return error{partition_errc::not_leader, topic_ + "-" + std::to_string(index_) + " is not led here"};
-  auto r = log_->append(batches, leader_epoch());
+  auto r = log_->append(batches, leader_epoch(), origin);
   if (r) {
     publish_offsets();
     wake_waiters();
@@ -225,13 +225,14 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches) {
   return r;
 }
 
-result<storage::append_result> partition::append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas) {
+result<storage::append_result> partition::append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas,
+                                                storage::append_origin origin) {
   if (acks == -1 && role() == replica_role::leader && isr_size() < min_insync_replicas) {
     return error{partition_errc::not_enough_replicas,
                  "The size of the current ISR " + std::to_string(isr_size()) + " is insufficient to satisfy the min.isr requirement of " +
                      std::to_string(min_insync_replicas) + " for partition " + topic_ + "-" + std::to_string(index_)};
   }
-  return append(batches);
+  return append(batches, origin);
 }
 
 result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {

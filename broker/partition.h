@@ -138,10 +138,13 @@ class partition : public std::enable_shared_from_this<partition> {
   /// errc values (corrupt_message, record_too_large, ...), errc::invalid_record for a control batch sent
   /// by a client (Kafka's LogValidator: only coordinators write control records), errc::not_found after
   /// close().
-  result<storage::append_result> append(std::span<uint8_t> batches);
+  /// `origin` coordinator: a coordinator's own write to its internal topic (storage::append_origin).
+  result<storage::append_result> append(std::span<uint8_t> batches,
+                                        storage::append_origin origin = storage::append_origin::client);
   /// Produce with acks=-1 (KIP-98 min.insync.replicas): as append(), but refused with
   /// partition_errc::not_enough_replicas while the ISR is smaller than `min_insync_replicas`.
-  result<storage::append_result> append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas);
+  result<storage::append_result> append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas,
+                                        storage::append_origin origin = storage::append_origin::client);
   /// WriteTxnMarkers (leader only): a COMMIT/ABORT marker for the producer (storage::log::append_marker).
   /// Errors: partition_errc::not_leader, storage errc (invalid_producer_epoch, coordinator_fenced, io_error).
   result<storage::log::marker_result> append_marker(int64_t producer_id, int16_t producer_epoch,

@@ -181,7 +181,7 @@ sluice::result<void> log::roll() {
   return {};
 }
 
-sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch) {
+sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch, append_origin origin) {
   if (batches.empty()) return make_error(errc::invalid_record, "no record batches to append");
 
   // 1. Validate every batch before writing any (Kafka's analyzeAndValidateRecords + LogValidator).
@@ -251,7 +251,7 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       record_batch_header assigned = *h;
       assigned.base_offset = log_end_offset_ + offset_span;
       if (append_time) assigned.max_timestamp = now;
-      auto checked = producer_state_->check_and_stage(producers, assigned);
+      auto checked = producer_state_->check_and_stage(producers, assigned, origin);
       if (!checked) return checked.err();
       if (const auto& dup = checked.value()) {
         append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, append_time ? dup->max_timestamp : -1};

@@ -92,7 +92,10 @@ class log {
   /// first if the batches would push it past segment.bytes (or it is older than segment.ms, or offsets would
   /// overflow its int32 relative offsets), and the bytes are written with one write(2). Nothing is written
   /// when any batch is invalid. An empty buffer is errc::invalid_record. Write failures: errc::io_error.
-  sluice::result<append_result> append(std::span<uint8_t> batches, int32_t leader_epoch);
+  /// `origin`: append_origin::coordinator for a coordinator's own batches (no sequence or duplicate check of
+  /// their producer, producer_state.h); client otherwise.
+  sluice::result<append_result> append(std::span<uint8_t> batches, int32_t leader_epoch,
+                                       append_origin origin = append_origin::client);
 
   /// Whole batches starting with the one that contains `offset`, from ONE segment, at most `max_bytes`,
   /// never a batch whose base offset >= `max_offset` (the high watermark, exclusive). With `min_one_batch`

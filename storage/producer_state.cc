@@ -87,16 +87,20 @@ void producer_state_manager::apply(producer_state_entry& entry, const record_bat
 }
 
 sluice::result<std::optional<producer_batch_metadata>> producer_state_manager::check_and_stage(
-    pending_append& pending, const record_batch_header& h) const {
+    pending_append& pending, const record_batch_header& h, append_origin origin) const {
+  const bool check_sequence = origin == append_origin::client;
   const int64_t pid = h.producer_id;
   const int32_t first_seq = h.base_sequence;
   static const producer_state_entry kNone;
   auto cit = producers_.find(pid);
   const producer_state_entry& current = cit == producers_.end() ? kNone : cit->second;
 
-  // Duplicates are looked up among the batches already in the log (Kafka's analyzeAndValidateProducerState).
-  if (const auto* dup = current.find_duplicate(h.producer_epoch, first_seq,
-                                               batch_last_sequence(first_seq, h.last_offset_delta))) {
+  // Duplicates are looked up among the batches already in the log (Kafka's analyzeAndValidateProducerState,
+  // client origin only).
+  const auto* dup = check_sequence ? current.find_duplicate(h.producer_epoch, first_seq,
+                                                            batch_last_sequence(first_seq, h.last_offset_delta))
+                                   : nullptr;
+  if (dup) {
     return std::optional<producer_batch_metadata>(*dup);
   }
 
@@ -120,8 +124,10 @@ sluice::result<std::optional<producer_batch_metadata>> producer_state_manager::c
                 "epoch " + std::to_string(h.producer_epoch) + " of producer " + std::to_string(pid) +
                     " is older than the last seen epoch " + std::to_string(updated.producer_epoch));
   }
-  // Sequence (Kafka's checkSequence).
-  if (h.producer_epoch != updated.producer_epoch) {
+  // Sequence (Kafka's checkSequence, client origin only).
+  if (!check_sequence) {
+    // A coordinator's batch carries RecordBatch.NO_SEQUENCE.
+  } else if (h.producer_epoch != updated.producer_epoch) {
     if (first_seq != 0 && updated.producer_epoch != -1) {
       return fail(errc::out_of_order_sequence,
                   "new epoch " + std::to_string(h.producer_epoch) + " of producer " + std::to_string(pid) +

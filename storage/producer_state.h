@@ -61,8 +61,11 @@ struct completed_txn {
 };
 
 /// Where a batch comes from: a client's Produce is checked; batches replayed from the log at recovery
-/// (Kafka's AppendOrigin.REPLICATION / log loading) only update the state.
-enum class append_origin { client, recovery };
+/// (Kafka's AppendOrigin.REPLICATION / log loading) only update the state; a coordinator's own write to its
+/// internal topic (Kafka's AppendOrigin.COORDINATOR: the group coordinator's transactional offset commits, stamped
+/// with the producer's id and epoch and RecordBatch.NO_SEQUENCE) has its epoch checked but no sequence or
+/// duplicate check (Kafka's ProducerAppendInfo checks sequences for CLIENT origin only).
+enum class append_origin { client, recovery, coordinator };
 
 /// The last sequence number of a batch: base sequence + last offset delta, wrapping past INT32_MAX to 0
 /// (Kafka's DefaultRecordBatch.incrementSequence).
@@ -93,9 +96,10 @@ class producer_state_manager {
   ///  - a transactional batch opens the producer's transaction at its base offset if none is open; a
   ///    non-transactional batch while one is open is errc::invalid_txn_state (Kafka's "Expected transactional
   ///    write from producer").
+  /// `origin` coordinator: no duplicate and no sequence check (the epoch and transaction rules hold).
   /// Returns nullopt for a new batch (staged).
-  sluice::result<std::optional<producer_batch_metadata>> check_and_stage(pending_append& pending,
-                                                                         const record_batch_header& h) const;
+  sluice::result<std::optional<producer_batch_metadata>> check_and_stage(
+      pending_append& pending, const record_batch_header& h, append_origin origin = append_origin::client) const;
   /// Applies the staged updates of an append whose batches were written.
   void commit(pending_append&& pending);
 

@@ -5,6 +5,8 @@
 #include "base/logging.h"
 #include "broker/error_map.h"
 #include "broker/purgatory.h"
+#include "storage/control_record.h"
+#include "storage/errc.h"
 #include "storage/record_batch.h"
 
 namespace sluice::broker::coordinator {
@@ -16,7 +18,17 @@ internal_writer::internal_writer(std::shared_ptr<partition> part, sluice::clock&
 
 void internal_writer::append(const std::vector<internal_record>& records,
                              std::function<void(protocol::error_code)> done) {
+  append(records, std::nullopt, [done = std::move(done)](protocol::error_code e, int64_t) { done(e); });
+}
+
+void internal_writer::append(const std::vector<internal_record>& records, const std::optional<producer_stamp>& producer,
+                             std::function<void(protocol::error_code, int64_t base_offset)> done) {
   storage::record_batch_builder builder;
+  if (producer) {
+    // Kafka's coordinators write a transactional batch with the producer's id and epoch and NO_SEQUENCE.
+    builder.set_producer(producer->producer_id, producer->producer_epoch, -1);
+    builder.set_transactional();
+  }
   const int64_t now = clock_.now_ms();
   for (const auto& r : records) {
     std::string_view key(reinterpret_cast<const char*>(r.key.data()), r.key.size());
@@ -27,19 +39,20 @@ void internal_writer::append(const std::vector<internal_record>& records,
   auto batch = builder.build();
   const int32_t min_isr = min_insync_replicas_();
   const uint64_t term = part_->leadership_changes();
-  auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()), -1, min_isr);
+  auto appended = part_->append(std::span<uint8_t>(batch.data(), batch.size()), -1, min_isr,
+                                storage::append_origin::coordinator);
   if (!appended) {
     log::warn("coordinator: append to {}-{} failed: {}", part_->topic(), part_->index(), appended.err().message);
-    done(to_kafka(appended.err()));
+    done(to_kafka(appended.err()), -1);
     return;
   }
+  const int64_t base_offset = appended->base_offset;
   part_->wait_for_high_watermark(appended->last_offset + 1, term, min_isr,
                                  wait_deadline::after(clock_, commit_timeout_ms_),
-                                 [done = std::move(done)](hw_wait_result r) { done(to_kafka(r)); });
+                                 [done = std::move(done), base_offset](hw_wait_result r) { done(to_kafka(r), base_offset); });
 }
 
-size_t replay_log(partition& part,
-                  const std::function<void(const record_bytes& key, const std::optional<record_bytes>& value)>& visit) {
+size_t replay_log(partition& part, const replay_visitor& visit) {
   int64_t offset = part.log_start_offset();
   const int64_t end = part.log_end_offset();
   size_t records = 0;
@@ -64,16 +77,33 @@ size_t replay_log(partition& part,
       auto batch = rest.first(static_cast<size_t>(h->size_bytes()));
       rest = rest.subspan(batch.size());
       next_offset = h->last_offset() + 1;
-      if (h->is_control() || h->compression() != storage::compression_codec::none) continue;
+      if (h->is_control()) {
+        if (!visit.marker || h->base_offset < offset) continue;
+        auto m = storage::parse_end_txn_marker(batch);
+        if (!m) {
+          // Other control records (LEADER_CHANGE, ...) are no markers; anything else is worth a line.
+          if (m.err().code != storage::errc::not_found) {
+            log::warn("coordinator: replay of {}-{}: skipping the control batch at {}: {}", part.topic(), part.index(),
+                      h->base_offset, m.err().message);
+          }
+          continue;
+        }
+        visit.marker({h->base_offset, h->producer_id, h->producer_epoch, m->commit, m->coordinator_epoch});
+        continue;
+      }
+      if (h->compression() != storage::compression_codec::none) continue;
       auto it = storage::record_iterator::open(batch);
       if (!it) continue;
+      const record_context batch_ctx{-1, h->producer_id, h->producer_epoch, h->is_transactional()};
       storage::record_view rv;
       while (it->next(rv)) {
         if (rv.offset < offset || !rv.key) continue;
         record_bytes key(rv.key->begin(), rv.key->end());
         std::optional<record_bytes> value;
         if (rv.value) value = record_bytes(rv.value->begin(), rv.value->end());
-        visit(key, value);
+        record_context ctx = batch_ctx;
+        ctx.offset = rv.offset;
+        visit.record(key, value, ctx);
         ++records;
       }
     }
@@ -81,6 +111,15 @@ size_t replay_log(partition& part,
     offset = next_offset;
   }
   return records;
+}
+
+size_t replay_log(partition& part,
+                  const std::function<void(const record_bytes& key, const std::optional<record_bytes>& value)>& visit) {
+  replay_visitor v;
+  v.record = [&visit](const record_bytes& key, const std::optional<record_bytes>& value, const record_context&) {
+    visit(key, value);
+  };
+  return replay_log(part, v);
 }
 
 }  // namespace sluice::broker::coordinator

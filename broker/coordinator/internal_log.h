@@ -21,6 +21,32 @@ struct internal_record {
   std::optional<record_bytes> value;
 };
 
+/// The producer a coordinator's transactional write belongs to (KIP-98: the group coordinator's TxnOffsetCommit
+/// records are appended as a transactional batch of the producer's id and epoch, and stay pending until that
+/// producer's COMMIT or ABORT marker lands in the same partition).
+struct producer_stamp {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
+/// Where a replayed record came from (Kafka's CoordinatorShard.replay(offset, producerId, producerEpoch, record)).
+struct record_context {
+  int64_t offset = -1;           // the record's offset in the log
+  int64_t producer_id = -1;      // its batch's producer id (-1: none)
+  int16_t producer_epoch = -1;
+  bool transactional = false;    // its batch has the transactional attribute bit
+};
+
+/// A transaction marker found in the log: a control batch whose record is a COMMIT or ABORT
+/// (storage/control_record.h; Kafka's CoordinatorShard.replayEndTransactionMarker).
+struct txn_marker_context {
+  int64_t offset = -1;           // the control record's offset
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  bool commit = false;           // COMMIT (1) or ABORT (0)
+  int32_t coordinator_epoch = -1;
+};
+
 /// Appends one batch of internal records with acks=-1 and completes once the high watermark passes it (Kafka's
 /// coordinators write with required acks -1 and answer when the write is committed: a commit acknowledged by a
 /// coordinator survives its failover).
@@ -38,6 +64,13 @@ class internal_writer {
   /// MESSAGE_TOO_LARGE, KAFKA_STORAGE_ERROR) or how the wait ended: NOT_ENOUGH_REPLICAS_AFTER_APPEND (ISR shrank
   /// below the minimum meanwhile), NOT_LEADER_OR_FOLLOWER (leadership moved), REQUEST_TIMED_OUT.
   void append(const std::vector<internal_record>& records, std::function<void(protocol::error_code)> done);
+  /// The same, also telling `done` the base offset the batch was written at (-1 when it was not written), so the
+  /// shard can replay each record with its offset. With `producer`, the batch is transactional, stamped with
+  /// that producer id and epoch and RecordBatch.NO_SEQUENCE (-1), appended with the coordinator origin (the log
+  /// checks the epoch and opens the producer's transaction, no sequence check: Kafka's AppendOrigin.COORDINATOR).
+  /// A stale epoch fails with INVALID_PRODUCER_EPOCH.
+  void append(const std::vector<internal_record>& records, const std::optional<producer_stamp>& producer,
+              std::function<void(protocol::error_code, int64_t base_offset)> done);
 
  private:
   std::shared_ptr<partition> part_;
@@ -46,10 +79,22 @@ class internal_writer {
   std::function<int32_t()> min_insync_replicas_;
 };
 
+/// What replay_log calls: `record` for each keyed record of an uncompressed data batch, with its offset and its
+/// batch's producer; `marker` (may be empty) for each transaction marker (Kafka's CoordinatorLoaderImpl hands a
+/// control batch's COMMIT/ABORT to the shard's replayEndTransactionMarker; other control records are skipped).
+struct replay_visitor {
+  std::function<void(const record_bytes& key, const std::optional<record_bytes>& value, const record_context& ctx)>
+      record;
+  std::function<void(const txn_marker_context& marker)> marker;
+};
+
 /// Reads every record of `part` from its log start to its log end offset (a new leader loads everything it has,
-/// as Kafka's coordinator loader does), in offset order, calling `visit(key, value)` for each keyed record of
-/// uncompressed data batches (control batches and keyless records skipped). Returns the number of records
-/// visited; a read error stops the replay there (logged). On the partition's strand.
+/// as Kafka's coordinator loader does), in offset order: keyed records of uncompressed data batches go to
+/// `visit.record`, transaction markers to `visit.marker` (keyless records, compressed batches and control records
+/// that are not markers skipped). Returns the number of data records visited; a read error stops the replay there
+/// (logged). On the partition's strand.
+size_t replay_log(partition& part, const replay_visitor& visit);
+/// The same without the contexts: `visit(key, value)` for each keyed data record; markers skipped.
 size_t replay_log(partition& part,
                   const std::function<void(const record_bytes& key, const std::optional<record_bytes>& value)>& visit);
 

@@ -31,6 +31,15 @@ namespace asio = boost::asio;
 /// (`write`), or queue appends of their own (`take_writes`: what timers and other members' requests started);
 /// the runtime appends each, waits until it is committed, replays its records into the shard, then answers.
 /// Every call is made on the partition's strand.
+///
+/// Optional extras, used when the shard has them (transactions, KIP-98; the group coordinator has all three):
+///  - `typename S::record_context` (fields offset, producer_id, producer_epoch, transactional) and
+///    `s.replay(key, value, ctx)`: records are replayed with their log offset and their batch's producer (Kafka's
+///    replay(offset, producerId, producerEpoch, record)) instead of `replay(key, value)`;
+///  - `s.replay_end_txn(producer_id, commit)`: a COMMIT/ABORT marker of that producer in this partition, at load
+///    and through `on_txn_marker` (Kafka's replayEndTransactionMarker);
+///  - a write result with `producer` (an optional with producer_id, producer_epoch): its records are appended as
+///    that producer's transactional batch.
 template <typename S>
 concept coordinator_shard = requires(S& s, const record_bytes& key, const std::optional<record_bytes>& value) {
   typename S::error_type;  // an enum with Kafka's error numbers, for append outcomes
@@ -61,8 +70,11 @@ class coordinator_runtime {
     /// after every earlier one, so the shard sees its records in log order whatever order the waits end in.
     struct in_flight {
       std::vector<internal_record> records;
+      std::optional<producer_stamp> producer;       // a transactional batch of this producer
       std::function<void(typename Shard::error_type)> done;
       std::optional<protocol::error_code> outcome;  // set when its wait ended
+      int64_t base_offset = -1;                     // where the batch was written
+      std::optional<txn_marker_context> marker;     // no records: a marker to replay in this order (on_txn_marker)
     };
     std::deque<std::shared_ptr<in_flight>> in_flight_writes;
     partition::strand_type& strand() { return part->strand(); }
@@ -174,6 +186,27 @@ class coordinator_runtime {
     });
   }
 
+  /// A COMMIT (`commit`) or ABORT marker of `producer_id` was appended to partition `index` of the topic and is
+  /// committed (the transaction side writes it with partition::append_marker, then calls this). Any thread: on the
+  /// slot's strand, the shard's `replay_end_txn(producer_id, commit)` runs after the outcomes of every append made
+  /// before it (so a transactional write still waiting for the high watermark is replayed as pending first, as it
+  /// precedes the marker in the log). No-op for shards without replay_end_txn, unknown partitions, and partitions
+  /// not loaded here (a later load replays the marker from the log).
+  void on_txn_marker(int32_t index, int64_t producer_id, bool commit) {
+    if constexpr (requires(Shard& shard) { shard.replay_end_txn(producer_id, commit); }) {
+      auto s = slot_for(index);
+      if (!s) return;
+      asio::post(s->strand(), [this, s, producer_id, commit] {
+        auto w = std::make_shared<typename slot::in_flight>();
+        w->marker = txn_marker_context{-1, producer_id, -1, commit, -1};
+        w->done = [](typename Shard::error_type) {};
+        w->outcome = protocol::error_code::none;
+        s->in_flight_writes.push_back(w);
+        deliver(s);
+      });
+    }
+  }
+
   /// Runs `f(shard, reply)` on the slot's strand, where `reply(R)` may be called then or later (on that strand);
   /// resumes the calling coroutine on its own executor with the R. Re-arms the slot's timer.
   template <typename R, typename F>
@@ -206,7 +239,8 @@ class coordinator_runtime {
   /// Kafka's scheduleWriteOperation: runs `op(shard)` on the slot's strand, which returns a result with
   /// `records`, `response` and `failed(error_type) -> R`; appends the records as one batch (acks=-1), and once the
   /// high watermark passed them replays each into the shard and resumes the caller with `response`. A failed
-  /// append resumes it with `failed(error)` and replays nothing. No records: `response` at once.
+  /// append resumes it with `failed(error)` and replays nothing. No records: `response` at once. A result with a
+  /// `producer` set is appended as that producer's transactional batch.
   template <typename R, typename Op>
   asio::awaitable<R> write(std::shared_ptr<slot> s, Op op) {
     auto work = [this, s, op = std::move(op)](Shard& shard, std::function<void(R)> reply) mutable {
@@ -215,7 +249,11 @@ class coordinator_runtime {
         reply(std::move(result.response));
         return;
       }
-      append(s, std::move(result.records),
+      std::optional<producer_stamp> producer;
+      if constexpr (requires { result.producer->producer_id; result.producer->producer_epoch; }) {
+        if (result.producer) producer = producer_stamp{result.producer->producer_id, result.producer->producer_epoch};
+      }
+      append(s, std::move(result.records), std::move(producer),
              [reply = std::move(reply), response = std::move(result.response),
               failed = std::move(result.failed)](typename Shard::error_type e) mutable {
                reply(e == typename Shard::error_type{} ? std::move(response) : failed(e));
@@ -228,7 +266,7 @@ class coordinator_runtime {
  private:
   /// After every call into a shard: appends what it queued, then re-arms its timer.
   void settle(const std::shared_ptr<slot>& s) {
-    for (auto& w : s->shard->take_writes()) append(s, std::move(w.records), std::move(w.done));
+    for (auto& w : s->shard->take_writes()) append(s, std::move(w.records), std::nullopt, std::move(w.done));
     arm_timer(s);
   }
 
@@ -237,16 +275,36 @@ class coordinator_runtime {
   /// replay their records into the shard, then `done(NONE)`; failed ones `done(error)` with nothing replayed. Then
   /// the slot settles (what `done` queued is appended).
   template <typename Records, typename Done>
-  void append(const std::shared_ptr<slot>& s, Records records, Done done) {
+  void append(const std::shared_ptr<slot>& s, Records records, std::optional<producer_stamp> producer, Done done) {
     auto w = std::make_shared<typename slot::in_flight>();
     w->records.reserve(records.size());
     for (auto& r : records) w->records.push_back({std::move(r.key), std::move(r.value)});
+    w->producer = producer;
     w->done = std::move(done);
     s->in_flight_writes.push_back(w);
-    s->writer->append(w->records, [this, s, w](protocol::error_code e) {
+    s->writer->append(w->records, w->producer, [this, s, w](protocol::error_code e, int64_t base_offset) {
       w->outcome = e;
+      w->base_offset = base_offset;
       deliver(s);
     });
+  }
+
+  /// One record into the shard, with its context when the shard takes one.
+  static void replay_record(Shard& shard, const record_bytes& key, const std::optional<record_bytes>& value,
+                            const record_context& ctx) {
+    if constexpr (requires { typename Shard::record_context; }) {
+      typename Shard::record_context c;
+      c.offset = ctx.offset;
+      c.producer_id = ctx.producer_id;
+      c.producer_epoch = ctx.producer_epoch;
+      c.transactional = ctx.transactional;
+      shard.replay(key, value, c);
+    } else {
+      shard.replay(key, value);
+    }
+  }
+  static void replay_marker(Shard& shard, const txn_marker_context& m) {
+    if constexpr (requires { shard.replay_end_txn(m.producer_id, m.commit); }) shard.replay_end_txn(m.producer_id, m.commit);
   }
 
   /// Delivers the outcomes at the front of the slot's in-flight queue that are known, in order.
@@ -257,8 +315,19 @@ class coordinator_runtime {
       auto w = std::move(s->in_flight_writes.front());
       s->in_flight_writes.pop_front();
       const auto e = *w->outcome;
-      if (e == protocol::error_code::none) {
-        for (const auto& r : w->records) s->shard->replay(r.key, r.value);
+      if (w->marker) {
+        replay_marker(*s->shard, *w->marker);
+      } else if (e == protocol::error_code::none) {
+        record_context ctx;
+        if (w->producer) {
+          ctx.producer_id = w->producer->producer_id;
+          ctx.producer_epoch = w->producer->producer_epoch;
+          ctx.transactional = true;
+        }
+        for (size_t i = 0; i < w->records.size(); ++i) {
+          ctx.offset = w->base_offset < 0 ? -1 : w->base_offset + static_cast<int64_t>(i);
+          replay_record(*s->shard, w->records[i].key, w->records[i].value, ctx);
+        }
       }
       w->done(static_cast<error_type>(static_cast<std::underlying_type_t<error_type>>(e)));
       any = true;
@@ -269,9 +338,14 @@ class coordinator_runtime {
   void load_on_strand(const std::shared_ptr<slot>& s) {
     auto& shard = *s->shard;
     shard.begin_loading();
-    const size_t records = replay_log(*s->part, [&shard](const record_bytes& k, const std::optional<record_bytes>& v) {
-      shard.replay(k, v);
-    });
+    replay_visitor visit;
+    visit.record = [&shard](const record_bytes& k, const std::optional<record_bytes>& v, const record_context& ctx) {
+      replay_record(shard, k, v, ctx);
+    };
+    if constexpr (requires(const txn_marker_context& m) { shard.replay_end_txn(m.producer_id, m.commit); }) {
+      visit.marker = [&shard](const txn_marker_context& m) { replay_marker(shard, m); };
+    }
+    const size_t records = replay_log(*s->part, visit);
     shard.finish_loading();
     if (records > 0) log::info("coordinator {}-{}: replayed {} records", topic_, s->part->index(), records);
     settle(s);

@@ -2,6 +2,7 @@
 // tombstones (offset and group tombstones, also used by offset retention).
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "base/logging.h"
 #include "broker/groups/group_coordinator.h"
@@ -83,6 +84,13 @@ coordinator_result<std::vector<group_deletion_result>> group_coordinator::delete
       out.response.push_back({id, group_error::none});
       std::vector<topic_partition> all;
       for (const auto& [tp, c] : g->offsets) all.push_back(tp);
+      // Kafka 4.x deleteAllOffsets: a tombstone also for each partition only an open transaction holds an offset
+      // for (its replay drops the pending offsets).
+      std::set<topic_partition> pending_only;
+      for (const auto& [pid, offsets] : g->pending_txn_offsets)
+        for (const auto& [tp, c] : offsets)
+          if (!g->offsets.count(tp)) pending_only.insert(tp);
+      all.insert(all.end(), pending_only.begin(), pending_only.end());
       g->transition_to(group_state::dead, wall());  // whatever its pending commits: it is deleted
       bool gone = false;
       auto records = tombstones(g, all, &gone);
@@ -143,7 +151,8 @@ coordinator_result<offset_delete_result> group_coordinator::offset_delete(const 
   out.partitions = std::move(ordered);
   std::vector<topic_partition> removed;
   for (const auto& tp : eligible) {
-    if (g->offsets.count(tp)) removed.push_back(tp);
+    // Kafka 4.x: a tombstone when a committed or a pending transactional offset exists.
+    if (g->offsets.count(tp) || g->has_pending_txn_offset(tp)) removed.push_back(tp);
   }
   // Kafka 4.x (OffsetMetadataManager.deleteOffsets) writes offset tombstones only: an Empty group left without
   // offsets stays, and goes at the next retention check (offsets.retention.check.interval.ms).
@@ -168,7 +177,9 @@ std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<gr
   for (const auto& tp : removed) {
     records.push_back({encode_key(offset_commit_key{g->id, tp.topic, tp.partition}), std::nullopt});
   }
-  const bool offsets_left = !g->pending_offset_commits.empty() || g->offsets.size() > removed.size();
+  // Kafka 4.x cleanupExpiredOffsets: a group with open transactions' offsets is not removed.
+  const bool offsets_left =
+      !g->pending_offset_commits.empty() || !g->pending_txn_offsets.empty() || g->offsets.size() > removed.size();
   *deleted = (g->is(group_state::empty) || g->is(group_state::dead)) && (!offsets_left || g->is(group_state::dead));
   if (*deleted) {
     if (!g->is(group_state::dead)) {

@@ -57,6 +57,10 @@ struct committed_offset {
   std::string metadata;
   int64_t commit_timestamp = -1;                 // wall-clock ms
   std::optional<int64_t> expire_timestamp;       // OffsetCommit v2-4 explicit retention
+  /// Offset of the record it was replayed from in the __consumer_offsets partition (-1: unknown). A transaction's
+  /// offsets become committed at its COMMIT marker only where they are newer than the committed one (Kafka's
+  /// OffsetAndMetadata.recordOffset).
+  int64_t record_offset = -1;
 };
 
 class group {
@@ -87,7 +91,11 @@ class group {
   std::optional<int64_t> sync_deadline;          // DelayedSync (pending sync members)
 
   std::map<topic_partition, committed_offset> offsets;
-  std::map<topic_partition, int> pending_offset_commits;  // appended but not yet acknowledged
+  std::map<topic_partition, int> pending_offset_commits;  // appended but not yet acknowledged (plain and transactional)
+  /// Pending transactional offsets (KIP-98, TxnOffsetCommit): per producer id, the offsets its open transaction
+  /// committed (replayed from its transactional batches), invisible to OffsetFetch until its COMMIT marker
+  /// (then committed where newer than `offsets`), dropped by its ABORT marker or an offset tombstone.
+  std::map<int64_t, std::map<topic_partition, committed_offset>> pending_txn_offsets;
 
   bool is(group_state s) const { return state == s; }
   void transition_to(group_state s, int64_t now_ms) {
@@ -142,7 +150,15 @@ class group {
   /// Offsets of this topic are in use: true when the subscription is unknown (Kafka's
   /// isSubscribedToTopic).
   bool is_subscribed_to(const std::string& topic) const;
-  bool has_offsets() const { return !offsets.empty() || !pending_offset_commits.empty(); }
+  bool has_offsets() const {
+    return !offsets.empty() || !pending_offset_commits.empty() || !pending_txn_offsets.empty();
+  }
+  /// Some open transaction holds a pending offset for `tp` (Kafka's hasPendingTransactionalOffsets).
+  bool has_pending_txn_offset(const topic_partition& tp) const {
+    for (const auto& [pid, offsets] : pending_txn_offsets)
+      if (offsets.count(tp)) return true;
+    return false;
+  }
   /// The members' descriptions for JoinGroup's leader answer: member id, instance id, metadata of the
   /// selected protocol.
   std::vector<join_group_member> current_member_metadata() const;

@@ -105,9 +105,10 @@ void group_coordinator::begin_loading() {
   state_ = load_state::loading;
   replay_groups_.clear();
   replay_offsets_.clear();
+  replay_txn_offsets_.clear();
 }
 
-void group_coordinator::replay(const bytes& key, const std::optional<bytes>& value) {
+void group_coordinator::replay(const bytes& key, const std::optional<bytes>& value, const record_context& ctx) {
   if (state_ == load_state::inactive) return;  // a write that completed after unload(): the next load reads it
   auto k = decode_key(key);
   if (!k) {
@@ -116,7 +117,12 @@ void group_coordinator::replay(const bytes& key, const std::optional<bytes>& val
   }
   if (state_ == load_state::active) {
     if (auto* ok = std::get_if<offset_commit_key>(&*k)) {
-      replay_offset(ok->group, topic_partition{ok->topic, ok->partition}, value);
+      const topic_partition tp{ok->topic, ok->partition};
+      if (value && ctx.transactional) {
+        replay_txn_offset(ok->group, tp, *value, ctx);
+      } else {
+        replay_offset(ok->group, tp, value, ctx);
+      }
     } else if (auto* gk = std::get_if<group_metadata_key>(&*k); gk && !value) {
       replay_group_tombstone(gk->group);
     }
@@ -124,22 +130,7 @@ void group_coordinator::replay(const bytes& key, const std::optional<bytes>& val
     return;
   }
   if (auto* ok = std::get_if<offset_commit_key>(&*k)) {
-    topic_partition tp{ok->topic, ok->partition};
-    if (!value) {
-      auto it = replay_offsets_.find(ok->group);
-      if (it != replay_offsets_.end()) {
-        it->second.erase(tp);
-        if (it->second.empty()) replay_offsets_.erase(it);
-      }
-      return;
-    }
-    auto v = decode_offset_commit_value(*value);
-    if (!v) {
-      log::warn("groups[{}]: skipping offset record of group {}: {}", partition_, ok->group, v.err().message);
-      return;
-    }
-    replay_offsets_[ok->group][tp] =
-        committed_offset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp};
+    load_offset(ok->group, topic_partition{ok->topic, ok->partition}, value, ctx);
   } else if (auto* gk = std::get_if<group_metadata_key>(&*k)) {
     if (!value) {
       replay_groups_.erase(gk->group);
@@ -152,6 +143,90 @@ void group_coordinator::replay(const bytes& key, const std::optional<bytes>& val
     }
     replay_groups_[gk->group] = std::move(*v);
   }
+}
+
+void group_coordinator::load_offset(const std::string& group_id, const topic_partition& tp,
+                                    const std::optional<bytes>& value, const record_context& ctx) {
+  if (!value) {
+    auto it = replay_offsets_.find(group_id);
+    if (it != replay_offsets_.end()) {
+      it->second.erase(tp);
+      if (it->second.empty()) replay_offsets_.erase(it);
+    }
+    // The tombstone also removes the partition's pending transactional offsets (Kafka's replay of a tombstone).
+    for (auto pit = replay_txn_offsets_.begin(); pit != replay_txn_offsets_.end();) {
+      auto git = pit->second.find(group_id);
+      if (git != pit->second.end()) {
+        git->second.erase(tp);
+        if (git->second.empty()) pit->second.erase(git);
+      }
+      pit = pit->second.empty() ? replay_txn_offsets_.erase(pit) : std::next(pit);
+    }
+    return;
+  }
+  auto v = decode_offset_commit_value(*value);
+  if (!v) {
+    log::warn("groups[{}]: skipping offset record of group {}: {}", partition_, group_id, v.err().message);
+    return;
+  }
+  committed_offset c{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp, ctx.offset};
+  if (ctx.transactional) {
+    replay_txn_offsets_[ctx.producer_id][group_id][tp] = std::move(c);
+    replay_offsets_.try_emplace(group_id);  // the group exists from its first commit, as Kafka's replay creates it
+  } else {
+    replay_offsets_[group_id][tp] = std::move(c);
+  }
+}
+
+void group_coordinator::replay_end_txn(int64_t producer_id, bool commit) {
+  // A transaction's offset is committed only where it is newer than the committed one (Kafka: "We always keep the
+  // most recent committed offset when we have a mix of transactional and regular offset commits").
+  auto newer = [](const committed_offset& pending, const committed_offset& current) {
+    return pending.record_offset < 0 || current.record_offset < 0 || pending.record_offset > current.record_offset;
+  };
+  if (state_ == load_state::loading) {
+    auto it = replay_txn_offsets_.find(producer_id);
+    if (it == replay_txn_offsets_.end()) return;
+    if (commit) {
+      for (auto& [group_id, offsets] : it->second) {
+        auto& committed = replay_offsets_[group_id];
+        for (auto& [tp, c] : offsets) {
+          auto cur = committed.find(tp);
+          if (cur == committed.end() || newer(c, cur->second)) committed[tp] = std::move(c);
+        }
+      }
+    }
+    replay_txn_offsets_.erase(it);
+    return;
+  }
+  if (state_ != load_state::active) return;
+  auto it = txn_groups_.find(producer_id);
+  if (it == txn_groups_.end()) return;
+  size_t applied = 0;
+  for (const auto& group_id : it->second) {
+    auto g = get_group(group_id);
+    if (!g) continue;
+    auto pit = g->pending_txn_offsets.find(producer_id);
+    if (pit == g->pending_txn_offsets.end()) continue;
+    if (commit) {
+      for (auto& [tp, c] : pit->second) {
+        auto cur = g->offsets.find(tp);
+        if (cur == g->offsets.end() || newer(c, cur->second)) {
+          g->offsets[tp] = std::move(c);
+          ++applied;
+        } else {
+          log::info("groups[{}]: transactional offset of producer {} for {} {}-{} (record {}) is older than the "
+                    "committed one (record {}): not materialized",
+                    partition_, producer_id, group_id, tp.topic, tp.partition, c.record_offset,
+                    cur->second.record_offset);
+        }
+      }
+    }
+    g->pending_txn_offsets.erase(pit);
+  }
+  log::debug("groups[{}]: {} marker of producer {}: {} offsets committed", partition_, commit ? "COMMIT" : "ABORT",
+             producer_id, applied);
+  txn_groups_.erase(it);
 }
 
 void group_coordinator::finish_loading() {
@@ -189,8 +264,18 @@ void group_coordinator::finish_loading() {
     if (!g) g = std::make_shared<group>(id, now_wall);  // a "simple" group: offsets only
     g->offsets = std::move(offsets);
   }
+  txn_groups_.clear();
+  for (auto& [producer_id, by_group] : replay_txn_offsets_) {
+    for (auto& [id, offsets] : by_group) {
+      auto& g = groups_[id];
+      if (!g) g = std::make_shared<group>(id, now_wall);
+      g->pending_txn_offsets[producer_id] = std::move(offsets);
+      txn_groups_[producer_id].insert(id);
+    }
+  }
   replay_groups_.clear();
   replay_offsets_.clear();
+  replay_txn_offsets_.clear();
   state_ = load_state::active;
   next_expiration_check_ = mono() + config_.offsets_retention_check_interval_ms;
   log::info("groups[{}]: loaded {} groups", partition_, groups_.size());
@@ -207,6 +292,8 @@ void group_coordinator::unload() {
   groups_.clear();
   replay_groups_.clear();
   replay_offsets_.clear();
+  replay_txn_offsets_.clear();
+  txn_groups_.clear();
   next_expiration_check_.reset();
   state_ = load_state::inactive;
   flush();
@@ -263,11 +350,24 @@ void group_coordinator::store_group(const std::shared_ptr<group>& g, const std::
 // Live replay: committed records this coordinator asked for
 
 void group_coordinator::replay_offset(const std::string& group_id, const topic_partition& tp,
-                                      const std::optional<bytes>& value) {
+                                      const std::optional<bytes>& value, const record_context& ctx) {
   if (!value) {
     auto g = get_group(group_id);
     if (!g) return;
     g->offsets.erase(tp);
+    // Kafka: "Remove all the pending offset commits related to the tombstone."
+    for (auto pit = g->pending_txn_offsets.begin(); pit != g->pending_txn_offsets.end();) {
+      pit->second.erase(tp);
+      if (!pit->second.empty()) {
+        ++pit;
+        continue;
+      }
+      if (auto t = txn_groups_.find(pit->first); t != txn_groups_.end()) {
+        t->second.erase(group_id);
+        if (t->second.empty()) txn_groups_.erase(t);
+      }
+      pit = g->pending_txn_offsets.erase(pit);
+    }
     return;
   }
   auto v = decode_offset_commit_value(*value);
@@ -277,9 +377,26 @@ void group_coordinator::replay_offset(const std::string& group_id, const topic_p
   }
   // A commit for a group no longer in memory makes an offsets-only group, as a reload would.
   auto g = get_or_create(group_id, true);
-  g->offsets[tp] = committed_offset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp};
+  g->offsets[tp] =
+      committed_offset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp, ctx.offset};
   auto it = g->pending_offset_commits.find(tp);
   if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
+}
+
+void group_coordinator::replay_txn_offset(const std::string& group_id, const topic_partition& tp, const bytes& value,
+                                          const record_context& ctx) {
+  auto v = decode_offset_commit_value(value);
+  auto g = get_or_create(group_id, true);  // Kafka creates the simple group at replay, as a reload does
+  auto it = g->pending_offset_commits.find(tp);
+  if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
+  if (!v) {
+    log::warn("groups[{}]: skipping transactional offset record of group {}: {}", partition_, group_id,
+              v.err().message);
+    return;
+  }
+  g->pending_txn_offsets[ctx.producer_id][tp] =
+      committed_offset{v->offset, v->leader_epoch, v->metadata, v->commit_timestamp, v->expire_timestamp, ctx.offset};
+  txn_groups_[ctx.producer_id].insert(group_id);
 }
 
 void group_coordinator::replay_group_tombstone(const std::string& group_id) {
@@ -294,6 +411,7 @@ void group_coordinator::replay_group_tombstone(const std::string& group_id) {
   auto fresh = std::make_shared<group>(group_id, wall());
   fresh->offsets = std::move(g->offsets);
   fresh->pending_offset_commits = std::move(g->pending_offset_commits);
+  fresh->pending_txn_offsets = std::move(g->pending_txn_offsets);
   groups_[group_id] = fresh;
 }
 

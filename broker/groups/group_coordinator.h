@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class group_coordinator {
 
   /// Kafka's numbers, for the runtime's append outcomes (coordinator_shard).
   using error_type = group_error;
+  /// A replayed record's offset and producer (coordinator_shard's optional extra).
+  using record_context = groups::record_context;
 
   /// `uuid` makes the random part of new member ids (default: random UUID v4 text).
   group_coordinator(int32_t partition, group_config config, const sluice::clock& clock,
@@ -65,7 +68,17 @@ class group_coordinator {
   /// it rebuilds the partition's groups; once active it applies a committed record this coordinator asked
   /// for (an offset commit sets the offset; offset and group tombstones remove them, and a deleted group
   /// leaves memory with its last offset); inactive, it ignores it. Undecodable records are logged and skipped.
-  void replay(const bytes& key, const std::optional<bytes>& value);
+  void replay(const bytes& key, const std::optional<bytes>& value) { replay(key, value, record_context{}); }
+  /// The same with the record's offset and its batch's producer (Kafka's OffsetMetadataManager.replay): an offset
+  /// commit of a transactional batch is a pending transactional offset of that producer (not visible to OffsetFetch,
+  /// OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for its partition) until replay_end_txn; an
+  /// offset tombstone also drops the pending transactional offsets of its partition.
+  void replay(const bytes& key, const std::optional<bytes>& value, const record_context& ctx);
+  /// A COMMIT (`commit`) or ABORT marker of `producer_id` in this partition (Kafka's replayEndTransactionMarker):
+  /// COMMIT makes the producer's pending offsets committed, each only where it is newer (by record offset) than the
+  /// committed offset of its partition (a plain commit written after it wins); ABORT drops them. A producer without
+  /// pending offsets here: nothing. While loading it applies to the records replayed so far; inactive, ignored.
+  void replay_end_txn(int64_t producer_id, bool commit);
   /// The appends queued since the last call (group_write.h), in the order they must be appended.
   std::vector<group_write> take_writes();
   /// Rebuilds the groups: those with members are Stable with their sessions restarted now, others
@@ -93,6 +106,15 @@ class group_coordinator {
   coordinator_result<offset_commit_result> offset_commit(offset_commit_request request);
   /// OffsetFetch for one group. `partitions` none: every committed partition. Unknown partitions come
   /// back with offset -1, leader epoch -1, metadata "".
+  /// TxnOffsetCommit v0-4 (KIP-98, KIP-447; Kafka 4.x OffsetMetadataManager.commitTransactionalOffset): the
+  /// offset commit records, as a transactional batch of the request's producer (`producer` of the result);
+  /// per-partition errors in request order (OFFSET_METADATA_TOO_LARGE), or one error for all: INVALID_GROUP_ID
+  /// (empty group id), NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS, ILLEGAL_GENERATION (unknown group with a
+  /// generation; without one a simple group is created), COORDINATOR_NOT_AVAILABLE (group being deleted),
+  /// FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (member checks when any of generation, member id,
+  /// instance id is given). No REBALANCE_IN_PROGRESS and no session refresh (Kafka's isTransactional rules).
+  /// `failed` maps the append's error as Kafka 4.x does (map_txn_offset_append_error).
+  coordinator_result<offset_commit_result> txn_offset_commit(txn_offset_commit_request request);
   offset_fetch_result offset_fetch(const std::string& group_id,
                                    const std::optional<std::vector<topic_partition>>& partitions,
                                    bool require_stable = false);
@@ -129,8 +151,8 @@ class group_coordinator {
   // The member functions below are defined by phase, one file each (see README.md).
 
   // group_coordinator.cc: validation, group lookup, answer delivery, group metadata records.
-  enum class api { join, sync, heartbeat, leave, offset_commit, offset_fetch, describe, list, del,
-                   offset_delete };
+  enum class api { join, sync, heartbeat, leave, offset_commit, txn_offset_commit, offset_fetch, describe, list,
+                   del, offset_delete };
   std::optional<group_error> validate(const std::string& group_id, api a) const;
   std::shared_ptr<group> get_group(const std::string& group_id) const;
   std::shared_ptr<group> get_or_create(const std::string& group_id, bool create);
@@ -150,7 +172,14 @@ class group_coordinator {
   void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
                    std::function<void(group_error)> done);
   /// Live replay of committed records (replay() once active).
-  void replay_offset(const std::string& group_id, const topic_partition& tp, const std::optional<bytes>& value);
+  void replay_offset(const std::string& group_id, const topic_partition& tp, const std::optional<bytes>& value,
+                     const record_context& ctx);
+  /// A committed record of a transactional batch: a pending offset of its producer.
+  void replay_txn_offset(const std::string& group_id, const topic_partition& tp, const bytes& value,
+                         const record_context& ctx);
+  /// Loading: the same for the replay buffers.
+  void load_offset(const std::string& group_id, const topic_partition& tp, const std::optional<bytes>& value,
+                   const record_context& ctx);
   void replay_group_tombstone(const std::string& group_id);
 
   // join_phase.cc: the join phase, static member replacement, leader election.
@@ -183,7 +212,8 @@ class group_coordinator {
   void remove_pending_member_and_update_group(group& g, const std::string& member_id);
 
   // offsets.cc: commits and offset retention.
-  coordinator_result<offset_commit_result> store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r);
+  coordinator_result<offset_commit_result> store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r,
+                                                         group_error (*map_error)(group_error) = map_offset_append_error);
   std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
   void expire_offsets();
 
@@ -211,6 +241,10 @@ class group_coordinator {
   // Replay buffers, between begin_loading and finish_loading.
   std::map<std::string, group_metadata_value> replay_groups_;
   std::map<std::string, std::map<topic_partition, committed_offset>> replay_offsets_;
+  // ... and the pending transactional offsets: producer id -> group -> partition -> offset.
+  std::map<int64_t, std::map<std::string, std::map<topic_partition, committed_offset>>> replay_txn_offsets_;
+  // Active: producer id -> the groups holding pending transactional offsets of it.
+  std::map<int64_t, std::set<std::string>> txn_groups_;
   std::vector<std::function<void()>> out_;   // answers to deliver when the current call ends
   bool flushing_ = false;
   std::vector<group_write> writes_;          // appends for take_writes()

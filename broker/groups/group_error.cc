@@ -27,6 +27,8 @@ std::string_view to_string(group_error e) {
     case group_error::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
     case group_error::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
     case group_error::invalid_commit_offset_size: return "INVALID_COMMIT_OFFSET_SIZE";
+    case group_error::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
+    case group_error::invalid_txn_state: return "INVALID_TXN_STATE";
     case group_error::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case group_error::non_empty_group: return "NON_EMPTY_GROUP";
     case group_error::group_id_not_found: return "GROUP_ID_NOT_FOUND";
@@ -86,6 +88,27 @@ group_error map_offset_append_error(group_error e) {
     case group_error::record_list_too_large:
     case group_error::invalid_fetch_size:
       return group_error::invalid_commit_offset_size;
+    default:
+      return e;
+  }
+}
+
+// Kafka 4.x GroupCoordinatorService.normalizeException, as TxnOffsetCommit answers an append failure (a timed-out
+// write is a TimeoutException there: COORDINATOR_NOT_AVAILABLE, which the producer retries after a lookup).
+group_error map_txn_offset_append_error(group_error e) {
+  switch (e) {
+    case group_error::unknown_topic_or_partition:
+    case group_error::not_enough_replicas:
+    case group_error::not_enough_replicas_after_append:
+    case group_error::request_timed_out:
+      return group_error::coordinator_not_available;
+    case group_error::not_leader_or_follower:
+    case group_error::kafka_storage_error:
+      return group_error::not_coordinator;
+    case group_error::message_too_large:
+    case group_error::record_list_too_large:
+    case group_error::invalid_fetch_size:
+      return group_error::unknown_server_error;
     default:
       return e;
   }

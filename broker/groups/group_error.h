@@ -29,6 +29,8 @@ enum class group_error : int16_t {
   rebalance_in_progress = 27,
   invalid_commit_offset_size = 28,
   unknown_topic_or_partition = 3,
+  invalid_producer_epoch = 47,   // a TxnOffsetCommit of a fenced epoch (the log's producer check)
+  invalid_txn_state = 48,
   kafka_storage_error = 56,
   non_empty_group = 68,
   group_id_not_found = 69,
@@ -63,5 +65,10 @@ std::string_view to_string(group_error e);
 /// Offset commits (storeOffsets): a too large batch -> INVALID_COMMIT_OFFSET_SIZE. Others unchanged.
 group_error map_group_append_error(group_error e);
 group_error map_offset_append_error(group_error e);
+/// TxnOffsetCommit (Kafka 4.x GroupCoordinatorService.commitTransactionalOffsets, normalizeException):
+/// UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE;
+/// NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; a too large batch -> UNKNOWN_SERVER_ERROR;
+/// others (INVALID_PRODUCER_EPOCH, ...) unchanged.
+group_error map_txn_offset_append_error(group_error e);
 
 }  // namespace sluice::groups

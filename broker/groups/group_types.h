@@ -145,6 +145,19 @@ struct offset_commit_request {
   int16_t api_version = 0;                        // OffsetCommit version: v9+ answers GROUP_ID_NOT_FOUND
 };
 
+/// TxnOffsetCommit v0-4 (KIP-98; KIP-447 added the group fields in v3: older versions leave them at their defaults).
+/// `partitions`' commit timestamps are unused (the broker's time is stored).
+struct txn_offset_commit_request {
+  std::string transactional_id;
+  std::string group_id;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::vector<offset_commit_partition> partitions;
+};
+
 struct partition_error {
   topic_partition tp;
   group_error error = group_error::none;

@@ -60,8 +60,54 @@ coordinator_result<offset_commit_result> group_coordinator::offset_commit(offset
   return all(group_error::coordinator_not_available);
 }
 
+coordinator_result<offset_commit_result> group_coordinator::txn_offset_commit(txn_offset_commit_request r) {
+  auto all = [&](group_error e) {
+    coordinator_result<offset_commit_result> res;
+    for (const auto& p : r.partitions) res.response.partitions.push_back({p.tp, e});
+    return res;
+  };
+  if (auto e = validate(r.group_id, api::txn_offset_commit)) return all(*e);
+  auto g = get_group(r.group_id);
+  if (!g) {
+    // Kafka 4.x OffsetMetadataManager.validateTransactionalOffsetCommit: without a generation the request comes
+    // from a producer whose consumer does not use group management, and a simple group is created; with one,
+    // ILLEGAL_GENERATION.
+    if (r.generation_id >= 0) return all(group_error::illegal_generation);
+    g = get_or_create(r.group_id, true);
+  }
+  // Kafka 4.x ClassicGroup.validateOffsetCommit(isTransactional = true).
+  std::optional<group_error> v;
+  if (g->is(group_state::dead)) {
+    v = group_error::coordinator_not_available;
+  } else if (r.generation_id < 0 && g->is(group_state::empty)) {
+    // A producer committing for a group without members (or without group management).
+  } else if (r.generation_id >= 0 || !r.member_id.empty() || r.group_instance_id) {
+    if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
+      v = group_error::fenced_instance_id;
+    } else if (!g->has(r.member_id)) {
+      v = group_error::unknown_member_id;
+    } else if (r.generation_id != g->generation_id) {
+      v = group_error::illegal_generation;
+    }
+  }
+  // Else (TxnOffsetCommit v0-2 carries no member fields): accepted whatever the group's state; and unlike
+  // OffsetCommit, no REBALANCE_IN_PROGRESS while CompletingRebalance and no session refresh.
+  if (v) return all(*v);
+  offset_commit_request c;
+  c.group_id = r.group_id;
+  c.generation_id = r.generation_id;
+  c.member_id = r.member_id;
+  c.group_instance_id = r.group_instance_id;
+  c.partitions = std::move(r.partitions);
+  for (auto& p : c.partitions) p.commit_timestamp_ms = -1;  // the broker's time (OffsetAndMetadata.fromRequest)
+  auto out = store_offsets(g, c, map_txn_offset_append_error);
+  out.producer = producer_stamp{r.producer_id, r.producer_epoch};
+  return out;
+}
+
 coordinator_result<offset_commit_result> group_coordinator::store_offsets(const std::shared_ptr<group>& g,
-                                                                          offset_commit_request& r) {
+                                                                          offset_commit_request& r,
+                                                                          group_error (*map_error)(group_error)) {
   int64_t now_wall = wall();
   std::vector<bool> valid(r.partitions.size());
   std::vector<topic_partition> tps;
@@ -83,14 +129,14 @@ coordinator_result<offset_commit_result> group_coordinator::store_offsets(const 
     g->pending_offset_commits[p.tp] += 1;
   }
   if (out.records.empty()) return out;
-  out.failed = [this, g, valid = std::move(valid), tps = std::move(tps)](group_error e) {
+  out.failed = [g, valid = std::move(valid), tps = std::move(tps), map_error](group_error e) {
     offset_commit_result res;
     for (size_t i = 0; i < tps.size(); ++i) {
       if (valid[i]) {
         auto it = g->pending_offset_commits.find(tps[i]);
         if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
       }
-      res.partitions.push_back({tps[i], valid[i] ? map_offset_append_error(e) : group_error::offset_metadata_too_large});
+      res.partitions.push_back({tps[i], valid[i] ? map_error(e) : group_error::offset_metadata_too_large});
     }
     return res;
   };
@@ -112,8 +158,9 @@ offset_fetch_result group_coordinator::offset_fetch(const std::string& group_id,
     offset_fetch_partition p;
     p.tp = tp;
     if (!live) return p;
-    if (require_stable && g->pending_offset_commits.count(tp)) {
-      // KIP-447 (OffsetFetch v7+): a commit for it is not yet acknowledged.
+    if (require_stable && (g->pending_offset_commits.count(tp) || g->has_pending_txn_offset(tp))) {
+      // KIP-447 (OffsetFetch v7+): a commit for it is not yet acknowledged, or an open transaction holds an offset
+      // for it (Kafka's hasPendingTransactionalOffsets): offset -1, the client retries.
       p.error = group_error::unstable_offset_commit;
       return p;
     }
@@ -143,6 +190,7 @@ std::vector<topic_partition> group_coordinator::expired_offsets(group& g, int64_
     for (const auto& [tp, c] : g.offsets) {
       if (subscribed && subscribed->count(tp.topic)) continue;
       if (g.pending_offset_commits.count(tp)) continue;
+      if (g.has_pending_txn_offset(tp)) continue;  // Kafka: not expired while a transaction holds an offset for it
       bool expired = c.expire_timestamp ? now_wall >= *c.expire_timestamp
                                         : now_wall - base_timestamp(c) >= config_.offsets_retention_ms;
       if (expired) out.push_back(tp);

@@ -39,6 +39,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/messages/sync_group.h"
+#include "protocol/messages/txn_offset_commit.h"
 
 namespace sluice::broker::handlers {
 
@@ -64,6 +65,9 @@ task<protocol::heartbeat_response> heartbeat(broker_services&, request_context&,
 task<protocol::leave_group_response> leave_group(broker_services&, request_context&, protocol::leave_group_request&);
 task<protocol::offset_commit_response> offset_commit(broker_services&, request_context&, protocol::offset_commit_request&);
 task<protocol::offset_fetch_response> offset_fetch(broker_services&, request_context&, protocol::offset_fetch_request&);
+/// TxnOffsetCommit (KIP-98, KIP-447): a transaction's offsets, pending in the group coordinator until its marker.
+task<protocol::txn_offset_commit_response> txn_offset_commit(broker_services&, request_context&,
+                                                             protocol::txn_offset_commit_request&);
 task<protocol::describe_groups_response> describe_groups(broker_services&, request_context&, protocol::describe_groups_request&);
 task<protocol::list_groups_response> list_groups(broker_services&, request_context&, protocol::list_groups_request&);
 task<protocol::delete_groups_response> delete_groups(broker_services&, request_context&, protocol::delete_groups_request&);

@@ -6,7 +6,7 @@
 #include "broker/coordinator/runtime.h"
 
 #include <gtest/gtest.h>
-
+#include <unistd.h>
 
 #include "storage/record_batch.h"
 #include "tests/broker/single_node.h"
@@ -56,6 +56,32 @@ struct toy_shard {
 };
 
 using toy_runtime = coordinator_runtime<toy_shard>;
+
+/// A toy shard with the transaction extras: records come with their offset and producer, markers are replayed.
+struct txn_toy_shard : toy_shard {
+  using record_context = coordinator::record_context;
+  using toy_shard::replay;
+  void replay(const record_bytes& key, const std::optional<record_bytes>& value, const record_context& ctx) {
+    std::string r(key.begin(), key.end());
+    if (!value) r += " (tombstone)";
+    r += "@" + std::to_string(ctx.offset);
+    if (ctx.producer_id >= 0) r += " pid " + std::to_string(ctx.producer_id) + "/" + std::to_string(ctx.producer_epoch);
+    if (ctx.transactional) r += " txn";
+    replayed.push_back(std::move(r));
+  }
+  void replay_end_txn(int64_t producer_id, bool commit) {
+    replayed.push_back((commit ? "COMMIT " : "ABORT ") + std::to_string(producer_id));
+  }
+};
+using txn_toy_runtime = coordinator_runtime<txn_toy_shard>;
+
+/// A write result with a producer stamp (the shape of groups::coordinator_result from TxnOffsetCommit).
+struct toy_txn_result {
+  std::vector<internal_record> records;
+  std::string response;
+  std::function<std::string(toy_shard::error_type)> failed;
+  std::optional<producer_stamp> producer;
+};
 
 /// What a toy write operation returns (the shape of groups::coordinator_result).
 struct toy_result {
@@ -236,6 +262,113 @@ TEST_F(CoordinatorRuntimeTest, LeadershipLeavingUnloadsAndComingBackReplays) {
   drain();
   EXPECT_EQ(run(1, [](toy_shard& s) { return s.unloads; }), 1);
   EXPECT_TRUE(run(0, [](toy_shard& s) { return s.active; }));
+}
+
+class CoordinatorRuntimeTxnTest : public CoordinatorRuntimeTest {
+ protected:
+  void SetUp() override {
+    CoordinatorRuntimeTest::SetUp();
+    topic_spec spec;
+    spec.name = "__txntoy";
+    spec.num_partitions = 1;
+    ASSERT_TRUE(node_.topics->create(spec, false).ok());
+    txn_runtime_ = std::make_unique<txn_toy_runtime>("__txntoy", *node_.topics, clock_, 1000, [] { return 1; },
+                                                     [](txn_toy_runtime::slot&) { return std::make_unique<txn_toy_shard>(); });
+  }
+  std::shared_ptr<partition> txn_part() { return node_.topics->find("__txntoy")->partitions[0]; }
+  template <typename F>
+  auto txn_run(F f) {
+    using R = std::invoke_result_t<F&, txn_toy_shard&>;
+    auto done = asio::co_spawn(io_, txn_runtime_->run(txn_runtime_->slot_for(0), std::move(f)), asio::use_future);
+    drain();
+    EXPECT_EQ(done.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    return R(done.get());
+  }
+  std::vector<std::string> replayed() {
+    return txn_run([](txn_toy_shard& s) { return s.replayed; });
+  }
+  std::unique_ptr<txn_toy_runtime> txn_runtime_;
+};
+
+TEST_F(CoordinatorRuntimeTxnTest, LoadReplaysOffsetsProducersAndTransactionMarkers) {
+  auto p = txn_part();
+  storage::record_batch_builder plain;
+  plain.add("a", "1", clock_.now_ms());
+  auto plain_bytes = plain.build();
+  ASSERT_TRUE(p->append(plain_bytes).ok());
+  storage::record_batch_builder txn;
+  txn.set_producer(7, 2, -1).set_transactional();
+  txn.add("b", "2", clock_.now_ms());
+  txn.add("c", std::nullopt, clock_.now_ms());
+  auto txn_bytes = txn.build();
+  ASSERT_TRUE(p->append(txn_bytes, storage::append_origin::coordinator).ok());
+  ASSERT_TRUE(p->append_marker(7, 2, {false, 0}).ok());  // offset 3
+  ASSERT_TRUE(p->append_marker(8, 0, {true, 0}).ok());   // a producer that wrote nothing here
+  ASSERT_TRUE(txn_runtime_->load());
+  drain();
+  EXPECT_EQ(replayed(), (std::vector<std::string>{"a@0", "b@1 pid 7/2 txn", "c (tombstone)@2 pid 7/2 txn",
+                                                   "ABORT 7", "COMMIT 8"}));
+  // The shard without the extras saw the records of its own topic only, and skips markers.
+  ASSERT_TRUE(runtime_->load());
+  drain();
+  append_keys(0, {{"z", "1"}});
+  ASSERT_TRUE(part(0)->append_marker(3, 0, {true, 0}).ok());
+  runtime_->on_leadership_change(part(0), true);
+  drain();
+  runtime_->on_txn_marker(0, 3, true);  // no replay_end_txn: nothing
+  drain();
+  EXPECT_EQ(run(0, [](toy_shard& s) { return s.replayed; }), (std::vector<std::string>{"z"}));
+}
+
+TEST_F(CoordinatorRuntimeTxnTest, TransactionalWriteIsTheProducersBatchAndAMarkerFollowsEarlierAppends) {
+  ASSERT_TRUE(txn_runtime_->load());
+  drain();
+  auto p = txn_part();
+  p->become_leader(0, 1, {0, 1}, {0, 1}, 0, 0);  // a follower in the ISR: the HW waits for it
+  auto op = [](txn_toy_shard&) {
+    return toy_txn_result{{{{'w'}, record_bytes{'1'}}, {{'x'}, record_bytes{'2'}}},
+                          "answer",
+                          [](toy_shard::error_type e) { return "failed " + std::to_string(static_cast<int>(e)); },
+                          producer_stamp{9, 3}};
+  };
+  auto answer = asio::co_spawn(io_, txn_runtime_->write<std::string>(txn_runtime_->slot_for(0), op), asio::use_future);
+  drain();
+  ASSERT_EQ(p->log_end_offset(), 2);
+  // The batch as written: transactional, the producer's id and epoch, no sequence.
+  auto read = p->read_for_follower(0, 1 << 20, true);
+  ASSERT_TRUE(read.ok());
+  std::vector<uint8_t> buf(static_cast<size_t>(read->region.size));
+  ASSERT_EQ(::pread(read->region.file->fd(), buf.data(), buf.size(), read->region.position),
+            static_cast<ssize_t>(buf.size()));
+  auto h = storage::parse_record_batch_header(buf);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->is_transactional());
+  EXPECT_FALSE(h->is_control());
+  EXPECT_EQ(h->producer_id, 9);
+  EXPECT_EQ(h->producer_epoch, 3);
+  EXPECT_EQ(h->base_sequence, -1);
+  // The marker lands while the write still waits for the follower: it is replayed after the write's records.
+  ASSERT_TRUE(p->append_marker(9, 3, {true, 0}).ok());
+  txn_runtime_->on_txn_marker(0, 9, true);
+  txn_runtime_->on_txn_marker(5, 9, true);  // no such partition: ignored
+  drain();
+  EXPECT_TRUE(replayed().empty());
+  p->record_follower_fetch(1, 3, 0);  // HW 3: the write and the marker are committed
+  drain();
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(answer.get(), "answer");
+  EXPECT_EQ(replayed(), (std::vector<std::string>{"w@0 pid 9/3 txn", "x@1 pid 9/3 txn", "COMMIT 9"}));
+  // A stale epoch is refused by the log: INVALID_PRODUCER_EPOCH (47), nothing replayed.
+  auto stale = [](txn_toy_shard&) {
+    return toy_txn_result{{{{'y'}, record_bytes{'3'}}}, "answer",
+                          [](toy_shard::error_type e) { return "failed " + std::to_string(static_cast<int>(e)); },
+                          producer_stamp{9, 2}};
+  };
+  auto refused = asio::co_spawn(io_, txn_runtime_->write<std::string>(txn_runtime_->slot_for(0), stale), asio::use_future);
+  drain();
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(refused.get(), "failed 47");
+  EXPECT_EQ(replayed().size(), 3u);
 }
 
 }  // namespace

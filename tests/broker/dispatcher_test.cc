@@ -167,6 +167,7 @@ std::map<api_key, probe> probes() {
   p[api_key::delete_topics] = make_probe<delete_topics_request, delete_topics_response>();
   p[api_key::offset_commit] = make_probe<offset_commit_request, offset_commit_response>();
   p[api_key::offset_fetch] = make_probe<offset_fetch_request, offset_fetch_response>();
+  p[api_key::txn_offset_commit] = make_probe<txn_offset_commit_request, txn_offset_commit_response>();
   p[api_key::find_coordinator] = make_probe<find_coordinator_request, find_coordinator_response>();
   p[api_key::join_group] = make_probe<join_group_request, join_group_response>();
   p[api_key::heartbeat] = make_probe<heartbeat_request, heartbeat_response>();

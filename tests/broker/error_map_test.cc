@@ -116,7 +116,8 @@ TEST(error_map, group_error_every_value_keeps_its_number) {
       group_error::non_empty_group, group_error::group_id_not_found,
       group_error::member_id_required, group_error::group_max_size_reached,
       group_error::fenced_instance_id, group_error::group_subscribed_to_topic,
-      group_error::unstable_offset_commit,
+      group_error::unstable_offset_commit, group_error::invalid_producer_epoch,
+      group_error::invalid_txn_state,
   };
   std::vector<std::pair<group_error, error_code>> table;
   for (group_error e : all) table.push_back({e, static_cast<error_code>(static_cast<int16_t>(e))});

@@ -3,6 +3,7 @@
 // that run the JoinGroup / SyncGroup dance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,14 +16,15 @@
 namespace sluice::groups::test {
 
 /// The coordinator runtime's part, in memory (broker/coordinator/runtime.h does it over the log): takes the
-/// coordinator's queued writes and the records of its results, "appends" them (kept in records()), replays them
-/// into the coordinator and completes them. By default at once; `hold` keeps them until complete(); `fail_with`
-/// makes them fail (nothing replayed).
+/// coordinator's queued writes and the records of its results, "appends" them (kept in records(); each record gets
+/// the next offset when appended, and a result with a producer is that producer's transactional batch), replays them
+/// into the coordinator with their context and completes them. By default at once; `hold` keeps them until
+/// complete(); `fail_with` makes them fail (nothing replayed). marker() appends a transaction marker and replays it.
 class memory_log {
  public:
   /// Appends what `gc` queued since the last call (the runtime does this after every call into a shard).
   void pump(group_coordinator& gc) {
-    for (auto& w : gc.take_writes()) append(gc, std::move(w.records), std::move(w.done));
+    for (auto& w : gc.take_writes()) append(gc, std::move(w.records), std::nullopt, std::move(w.done));
   }
   /// Runs a result as coordinator_runtime::write does: `answer` gets the response after the append (at once
   /// without records), or `failed(error)`.
@@ -31,7 +33,7 @@ class memory_log {
     if (res.records.empty()) {
       answer(std::move(res.response));
     } else {
-      append(gc, std::move(res.records),
+      append(gc, std::move(res.records), res.producer,
              [answer, response = std::move(res.response), failed = std::move(res.failed)](group_error e) mutable {
                answer(e == group_error::none ? std::move(response) : failed(e));
              });
@@ -41,9 +43,42 @@ class memory_log {
   void complete(group_error e = group_error::none) {
     auto h = std::move(held);
     held.clear();
-    for (auto& w : h) finish(*w.gc, std::move(w.records), std::move(w.done), e);
+    for (auto& w : h) {
+      if (w.marker) {
+        w.gc->replay_end_txn(w.marker->first, w.marker->second);
+      } else {
+        finish(*w.gc, std::move(w), e);
+      }
+    }
+  }
+  /// A COMMIT or ABORT marker of `producer_id` appended (the next offset) and committed: replayed at once, or, as
+  /// coordinator_runtime::on_txn_marker does, after the held appends made before it.
+  void marker(group_coordinator& gc, int64_t producer_id, bool commit) {
+    entries_.push_back({std::nullopt, {next_offset_++, producer_id, 0, true}, commit});
+    if (!held.empty()) {
+      held.push_back({&gc, {}, std::nullopt, -1, {}, std::make_pair(producer_id, commit)});
+      return;
+    }
+    gc.replay_end_txn(producer_id, commit);
+    pump(gc);
   }
   const std::vector<group_record>& records() const { return records_; }
+  /// Replays the whole log into `gc` as a load does (begin_loading, records and markers in offset order,
+  /// finish_loading).
+  void load(group_coordinator& gc) const {
+    auto sorted = entries_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const entry& a, const entry& b) { return a.ctx.offset < b.ctx.offset; });
+    gc.begin_loading();
+    for (const auto& e : sorted) {
+      if (e.record) {
+        gc.replay(e.record->key, e.record->value, e.ctx);
+      } else {
+        gc.replay_end_txn(e.ctx.producer_id, e.commit);
+      }
+    }
+    gc.finish_loading();
+  }
 
   bool hold = false;
   group_error fail_with = group_error::none;
@@ -53,27 +88,49 @@ class memory_log {
   struct pending {
     group_coordinator* gc;
     std::vector<group_record> records;
+    std::optional<producer_stamp> producer;
+    int64_t base_offset;
     std::function<void(group_error)> done;
+    std::optional<std::pair<int64_t, bool>> marker;  // a marker queued behind held appends
   };
-  void append(group_coordinator& gc, std::vector<group_record> records, std::function<void(group_error)> done) {
+  struct entry {
+    std::optional<group_record> record;  // none: a marker
+    record_context ctx;
+    bool commit = false;
+  };
+  void append(group_coordinator& gc, std::vector<group_record> records, std::optional<producer_stamp> producer,
+              std::function<void(group_error)> done) {
     ++appends;
+    pending w{&gc, std::move(records), producer, next_offset_, std::move(done), std::nullopt};
+    next_offset_ += static_cast<int64_t>(w.records.size());
     if (hold) {
-      held.push_back({&gc, std::move(records), std::move(done)});
+      held.push_back(std::move(w));
       return;
     }
-    finish(gc, std::move(records), std::move(done), fail_with);
+    finish(gc, std::move(w), fail_with);
   }
-  void finish(group_coordinator& gc, std::vector<group_record> records, std::function<void(group_error)> done,
-              group_error e) {
+  void finish(group_coordinator& gc, pending w, group_error e) {
     if (e == group_error::none) {
-      records_.insert(records_.end(), records.begin(), records.end());
-      for (const auto& r : records) gc.replay(r.key, r.value);
+      records_.insert(records_.end(), w.records.begin(), w.records.end());
+      for (size_t i = 0; i < w.records.size(); ++i) {
+        record_context ctx;
+        ctx.offset = w.base_offset + static_cast<int64_t>(i);
+        if (w.producer) {
+          ctx.producer_id = w.producer->producer_id;
+          ctx.producer_epoch = w.producer->producer_epoch;
+          ctx.transactional = true;
+        }
+        entries_.push_back({w.records[i], ctx, false});
+        gc.replay(w.records[i].key, w.records[i].value, ctx);
+      }
     }
-    done(e);
+    w.done(e);
     pump(gc);
   }
   std::vector<pending> held;
   std::vector<group_record> records_;
+  std::vector<entry> entries_;
+  int64_t next_offset_ = 0;
 };
 
 /// A coordinator whose every call is followed by the runtime's pump: `gc->f(...)` calls f, then appends what it
@@ -184,6 +241,16 @@ class coordinator_test : public ::testing::Test {
                                   [s](offset_commit_result res) { *s = std::move(res); });
     return s;
   }
+
+  slot<offset_commit_result> txn_commit(txn_offset_commit_request r) {
+    auto s = std::make_shared<std::optional<offset_commit_result>>();
+    log.run<offset_commit_result>(gc.get(), gc.get().txn_offset_commit(std::move(r)),
+                                  [s](offset_commit_result res) { *s = std::move(res); });
+    return s;
+  }
+
+  /// The transaction side wrote a COMMIT/ABORT marker of `producer_id` into this partition.
+  void marker(int64_t producer_id, bool commit) { log.marker(gc.get(), producer_id, commit); }
 
   slot<std::vector<group_deletion_result>> delete_groups(const std::vector<std::string>& ids) {
     auto s = std::make_shared<std::optional<std::vector<group_deletion_result>>>();

@@ -74,6 +74,41 @@ TEST_F(LogTxnTest, MarkersEndTransactionsAndAbortsAreIndexed) {
   EXPECT_EQ(r->first_offset, 5);
 }
 
+// A coordinator's transactional writes (the group coordinator's TxnOffsetCommit: base sequence -1, Kafka's
+// RecordBatch.NO_SEQUENCE) skip the sequence and duplicate checks (AppendOrigin.COORDINATOR), keep the epoch check,
+// and open the producer's transaction like any transactional batch.
+TEST_F(LogTxnTest, CoordinatorOriginSkipsSequenceChecksButNotTheEpoch) {
+  auto l = open_log(dir());
+  auto first = txn_batch(5, 2, -1, 2);
+  auto a = l->append(first, 0, append_origin::coordinator);
+  ASSERT_TRUE(a.ok()) << a.err().message;
+  EXPECT_EQ(a->base_offset, 0);
+  EXPECT_EQ(l->producer_state().open_transactions().at(0), 5);
+  // The same sequence range again is no duplicate for the coordinator: written at the next offsets.
+  auto second = txn_batch(5, 2, -1, 2);
+  auto b = l->append(second, 0, append_origin::coordinator);
+  ASSERT_TRUE(b.ok()) << b.err().message;
+  EXPECT_FALSE(b->duplicate);
+  EXPECT_EQ(b->base_offset, 2);
+  // For a client the same batch would be a retry of the first one: answered with its offsets, not written.
+  auto third = txn_batch(5, 2, -1, 2);
+  auto c = l->append(third, 0);
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  EXPECT_TRUE(c->duplicate);
+  EXPECT_EQ(c->base_offset, 0);
+  EXPECT_EQ(l->log_end_offset(), 4);
+  // An older epoch is fenced whatever the origin.
+  auto stale = txn_batch(5, 1, -1, 1);
+  auto d = l->append(stale, 0, append_origin::coordinator);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.err().code, errc::invalid_producer_epoch);
+  // The marker ends the transaction the coordinator's batches opened.
+  auto m = l->append_marker(5, 2, {true, 0}, 0);
+  ASSERT_TRUE(m.ok()) << m.err().message;
+  EXPECT_EQ(m->offset, 4);
+  EXPECT_TRUE(l->producer_state().open_transactions().empty());
+}
+
 TEST_F(LogTxnTest, FencingAndInvalidStates) {
   auto l = open_log(dir());
   append(*l, txn_batch(1, 2, 0));

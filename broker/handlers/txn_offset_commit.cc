@@ -1,0 +1,78 @@
+// TxnOffsetCommit (key 28, v0-4): a transactional producer commits its consumer's offsets as part of its
+// transaction (KIP-98; v3 adds the group's generation, member id and group instance id, KIP-447). The offsets are
+// appended to the group's __consumer_offsets partition as a transactional batch of the producer and stay pending
+// until the transaction's COMMIT marker lands there (an ABORT drops them): broker/groups/README.md.
+//
+// Kafka 4.x KafkaApis.handleTxnOffsetCommitRequest: partitions of unknown topics (or out of range) answer
+// UNKNOWN_TOPIC_OR_PARTITION and are not sent to the coordinator; the rest is answered by the coordinator
+// (GroupCoordinatorService.commitTransactionalOffsets: INVALID_GROUP_ID for an empty group id, then
+// OffsetMetadataManager.commitTransactionalOffset), every partition carrying a request-level error.
+#include "base/logging.h"
+#include "broker/group_service.h"
+#include "broker/handlers/handlers.h"
+#include "broker/topic_registry.h"
+
+namespace sluice::broker::handlers {
+
+using protocol::error_code;
+using response = protocol::txn_offset_commit_response;
+
+task<response> txn_offset_commit(broker_services& svc, request_context& rc, protocol::txn_offset_commit_request& req) {
+  const int16_t version = rc.header.api_version;
+  std::vector<std::vector<error_code>> codes(req.topics.size());  // answers indexed like the request
+  groups::txn_offset_commit_request r;
+  r.transactional_id = req.transactional_id;
+  r.group_id = req.group_id;
+  r.producer_id = req.producer_id;
+  r.producer_epoch = req.producer_epoch;
+  if (version >= 3) {
+    r.generation_id = req.generation_id;
+    r.member_id = req.member_id;
+    r.group_instance_id = req.group_instance_id;
+  }
+  std::vector<std::pair<size_t, size_t>> where;  // r.partitions[i] answers codes[first][second]
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    const auto& t = req.topics[ti];
+    auto topic = svc.topics.find(t.name);
+    codes[ti].resize(t.partitions.size(), error_code::none);
+    for (size_t pi = 0; pi < t.partitions.size(); ++pi) {
+      const auto& p = t.partitions[pi];
+      if (!topic || p.partition_index < 0 || p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+        codes[ti][pi] = error_code::unknown_topic_or_partition;
+        continue;
+      }
+      r.partitions.push_back({{t.name, p.partition_index},
+                              p.committed_offset,
+                              version >= 2 ? p.committed_leader_epoch : -1,
+                              p.committed_metadata,
+                              -1});
+      where.emplace_back(ti, pi);
+    }
+  }
+  if (!r.partitions.empty()) {
+    auto s = svc.groups.shard_for(req.group_id);
+    if (!s) {
+      for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
+    } else {
+      auto op = [r = std::move(r)](groups::group_coordinator& c) mutable { return c.txn_offset_commit(std::move(r)); };
+      auto result = co_await group_write_call<groups::offset_commit_result>(svc.groups, s, std::move(op));
+      for (size_t i = 0; i < where.size() && i < result.partitions.size(); ++i) {
+        codes[where[i].first][where[i].second] = to_kafka(result.partitions[i].error);
+      }
+    }
+  }
+  log::debug("TxnOffsetCommit v{} {} group {} producer {} epoch {} from {}", version, req.transactional_id,
+             req.group_id, req.producer_id, req.producer_epoch, rc.session.peer);
+  response resp;
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    response::txn_offset_commit_response_topic t;
+    t.name = req.topics[ti].name;
+    for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
+      t.partitions.push_back({req.topics[ti].partitions[pi].partition_index, codes[ti][pi]});
+    }
+    resp.topics.push_back(std::move(t));
+  }
+  co_return resp;
+}
+
+}  // namespace sluice::broker::handlers
