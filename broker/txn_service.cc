@@ -131,7 +131,7 @@ asio::awaitable<protocol::error_code> txn_service::write_marker(std::shared_ptr<
   const hw_wait_result waited = co_await std::move(wait_op);
   const protocol::error_code e = to_kafka(waited);
   if (e == protocol::error_code::none && p->topic() == consumer_offsets_topic) {
-    if (offsets_marker_) offsets_marker_(p->index(), producer_id, commit);
+    groups_.on_txn_marker(p->index(), producer_id, commit);
   }
   co_return e;
 }

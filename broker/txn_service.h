@@ -62,12 +62,6 @@ class txn_service {
   /// Any coroutine; resumes on its executor.
   asio::awaitable<protocol::error_code> write_marker(std::shared_ptr<partition> p, int64_t producer_id,
                                                      int16_t producer_epoch, bool commit, int32_t coordinator_epoch);
-  /// Called (any thread) once a marker is committed in __consumer_offsets partition `index`: the group
-  /// coordinator materialises (commit) or drops that producer's pending transactional offsets. Set once at
-  /// start-up, before any request.
-  void on_offsets_marker(std::function<void(int32_t index, int64_t producer_id, bool commit)> f) {
-    offsets_marker_ = std::move(f);
-  }
 
  private:
   std::unique_ptr<txn::transaction_coordinator> make_coordinator(shard& s);
@@ -93,7 +87,6 @@ class txn_service {
   int32_t min_isr_ = 2;
   int64_t request_timeout_ms_ = 30000;
   std::mutex create_mutex_;
-  std::function<void(int32_t, int64_t, bool)> offsets_marker_;
   runtime runtime_;
 };
 
