@@ -98,6 +98,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       pd.last_stable_offset = -1;
       pd.log_start_offset = -1;
       pd.records_ = protocol::records{};
+      pd.aborted_transactions = std::nullopt;  // Kafka: null unless a read_committed read fills it
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
       } else if (auto p = partition_of(t, fp.partition); !p) {
