@@ -11,6 +11,7 @@
 #include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_service.h"
 
 namespace sluice::broker::handlers {
 
@@ -49,7 +50,28 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
       where.emplace_back(ti, pi);
     }
   }
+  // The producer must be the transaction's current one (Kafka 4.x verifies it with the transaction coordinator
+  // before the append, KIP-890): another epoch answers INVALID_PRODUCER_EPOCH, an unknown producer id
+  // INVALID_PRODUCER_ID_MAPPING. Checked when the coordinator of the transactional id is here (single node
+  // always); otherwise the log's epoch check is what fences a stale producer.
+  error_code verified = error_code::none;
   if (!r.partitions.empty()) {
+    if (auto ts = svc.txns.shard_for(req.transactional_id); ts && ts->part->is_leader()) {
+      txn::add_partitions_request check{req.transactional_id, req.producer_id, req.producer_epoch, {}};
+      auto op = [check](txn::transaction_coordinator& c) {
+        if (c.state() != txn::transaction_coordinator::load_state::active) return txn::txn_error::none;
+        const auto* m = c.find(check.transactional_id);
+        if (!m || m->producer_id != check.producer_id) return txn::txn_error::invalid_producer_id_mapping;
+        if (m->producer_epoch != check.producer_epoch) return txn::txn_error::invalid_producer_epoch;
+        return txn::txn_error::none;
+      };
+      auto e = co_await txn_run(svc.txns, ts, std::move(op));
+      verified = static_cast<error_code>(static_cast<int16_t>(e));
+    }
+  }
+  if (verified != error_code::none) {
+    for (auto [ti, pi] : where) codes[ti][pi] = verified;
+  } else if (!r.partitions.empty()) {
     auto s = svc.groups.shard_for(req.group_id);
     if (!s) {
       for (auto [ti, pi] : where) codes[ti][pi] = error_code::not_coordinator;
