@@ -98,11 +98,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       pd.last_stable_offset = -1;
       pd.log_start_offset = -1;
       pd.records_ = protocol::records{};
-      pd.aborted_transactions = std::nullopt;  // Kafka: null unless a read_committed read fills it
+      // Kafka: errors found before the log read (unknown topic, topic id or partition: KafkaApis) keep the
+      // schema's empty list; errors of the read itself (ReplicaManager: not leader, fenced epoch, ...) and
+      // read_uncommitted answers are null; read_committed fills it.
+      pd.aborted_transactions = std::nullopt;
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
+        pd.aborted_transactions.emplace();
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
+        if (pd.error_code == error_code::unknown_topic_or_partition) pd.aborted_transactions.emplace();
       } else if (!p->is_leader()) {
         pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
       } else {

@@ -12,8 +12,10 @@ Java cannot be obtained or a binary is missing, 2 when a broker does not start.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +37,8 @@ def main():
     ap.add_argument("--diff", default=os.path.join(ROOT, "build", "compat", "diff", "sluice_diff"))
     ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE", os.path.join(ROOT, "build", "compat-cache")))
     ap.add_argument("--filter", default="")
+    ap.add_argument("--files", default="", help="comma list of scenario files (stems, e.g. end_txn) instead of all; "
+                    "no destructive scenarios then (the quick CI subset: ctest compat.diff_quick)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--no-scenarios", action="store_true", help="random mode only")
     ap.add_argument("--random", action="store_true")
@@ -56,6 +60,7 @@ def main():
     # broker.id 1 and min.insync.replicas 1: what kafka_reference.py writes into Kafka's server.properties.
     sluice = sluice_harness.Broker(args.broker, overrides=dict(COMMON, **{"broker.id": 1, "min.insync.replicas": 1}))
     failed = True
+    chosen = None
     try:
         t0 = time.monotonic()
         try:
@@ -68,7 +73,17 @@ def main():
             kafka.bootstrap, kafka.pid, sluice.bootstrap, sluice.proc.pid, time.monotonic() - t0), flush=True)
         cmd = [args.diff, "--kafka", kafka.bootstrap, "--sluice", sluice.bootstrap,
                "--known", os.path.join(HERE, "known.txt")]
-        if not args.no_scenarios:
+        if not args.no_scenarios and args.files:
+            # The chosen files, as links in a folder of their own (sluice_diff reads a folder's *.json).
+            chosen = tempfile.mkdtemp(prefix="sluice-diff-scenarios-")
+            for stem in args.files.split(","):
+                src = os.path.join(HERE, "scenarios", stem.strip() + ".json")
+                if not os.path.exists(src):
+                    print("error: no scenario file %s" % src)
+                    return 2
+                os.symlink(src, os.path.join(chosen, os.path.basename(src)))
+            cmd += ["--scenarios", chosen]
+        elif not args.no_scenarios:
             cmd += ["--scenarios", os.path.join(HERE, "scenarios")]
         if args.filter:
             cmd += ["--filter", args.filter]
@@ -80,7 +95,7 @@ def main():
         # Bounded: the scenarios take a few minutes; the random mode its --time-limit plus setup.
         budget = 900 + float(args.time_limit if args.random else 0)
         rc = subprocess.run(cmd, timeout=budget).returncode
-        if not args.no_scenarios and not args.filter and rc in (0, 1):
+        if not args.no_scenarios and not args.filter and not args.files and rc in (0, 1):
             # Last, as they damage both brokers' state: scenarios/destructive (deleting __consumer_offsets).
             print("# destructive scenarios", flush=True)
             rc2 = subprocess.run([args.diff, "--kafka", kafka.bootstrap, "--sluice", sluice.bootstrap, "--known",
@@ -96,6 +111,8 @@ def main():
         print("error: %s" % e)
         return 2
     finally:
+        if chosen:
+            shutil.rmtree(chosen, ignore_errors=True)
         for b in (sluice, kafka):
             try:
                 b.close(failed=failed)
