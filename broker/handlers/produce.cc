@@ -1,6 +1,8 @@
 // Produce (key 0): appends record batches to partition logs led here. acks=0 sends no response; acks=1
 // answers once the batches are in the leader's log; acks=-1 once every ISR member has them (single node:
 // the ISR is this broker, so -1 = 1), or NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas.
+#include <map>
+
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/error_map.h"
@@ -8,6 +10,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_service.h"
 #include "storage/record_batch.h"
 
 namespace sluice::broker::handlers {
@@ -28,6 +31,53 @@ bool has_transactional_batch(const protocol::produce_request& req) {
     }
   }
   return false;
+}
+
+/// KIP-890 part 1 (Kafka's transaction.partition.verification.enable, on by default): the partitions of this
+/// request whose transactional batch belongs to no transaction of the producer that includes the partition, with
+/// the error to answer: INVALID_TXN_STATE (Produce v3-10; "Partition was not added to the transaction") or
+/// TRANSACTION_ABORTABLE (v11+), INVALID_PRODUCER_EPOCH for another epoch, INVALID_PRODUCER_ID_MAPPING for an
+/// unknown producer. Asked of the transaction coordinator when it is on this broker (always on a single node);
+/// a coordinator elsewhere is not asked (Kafka sends it AddPartitionsToTxn v4 verify-only) and the batch goes to
+/// the log, whose epoch check still fences a stale producer.
+task<std::map<txn::topic_partition, error_code>> verify_transactional(broker_services& svc,
+                                                                      const protocol::produce_request& req,
+                                                                      int16_t version) {
+  std::map<txn::topic_partition, error_code> out;
+  auto s = svc.txns.shard_for(*req.transactional_id);
+  if (!s || !s->part->is_leader()) co_return out;
+  txn::add_partitions_request r;
+  r.transactional_id = *req.transactional_id;
+  for (const auto& td : req.topic_data) {
+    for (const auto& pd : td.partition_data) {
+      if (!pd.records_ || pd.records_->size() == 0) continue;
+      auto h = storage::parse_record_batch_header(
+          std::span<const uint8_t>(pd.records_->bytes.data(), pd.records_->bytes.size()));
+      if (!h || !h->is_transactional()) continue;
+      r.producer_id = h->producer_id;
+      r.producer_epoch = h->producer_epoch;
+      r.partitions.push_back({td.name, pd.index});
+    }
+  }
+  if (r.partitions.empty()) co_return out;
+  auto op = [r](txn::transaction_coordinator& c) {
+    if (c.state() != txn::transaction_coordinator::load_state::active)
+      return std::vector<std::pair<txn::topic_partition, txn::txn_error>>{};  // loading: not asked, as elsewhere
+    return c.verify_partitions(r);
+  };
+  auto verified = co_await txn_run(svc.txns, s, std::move(op));
+  for (const auto& [tp, e] : verified) {
+    switch (e) {
+      case txn::txn_error::none: break;
+      case txn::txn_error::transaction_abortable:
+      case txn::txn_error::invalid_txn_state:
+        out[tp] = version >= 11 ? error_code::transaction_abortable : error_code::invalid_txn_state;
+        break;
+      case txn::txn_error::producer_fenced: out[tp] = error_code::invalid_producer_epoch; break;
+      default: out[tp] = static_cast<error_code>(static_cast<int16_t>(e)); break;
+    }
+  }
+  co_return out;
 }
 
 }  // namespace
@@ -69,6 +119,12 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     if (req.acks == 0) co_return std::nullopt;
     co_return resp;
   }
+  // KIP-890 part 1: transactional data only for partitions the producer's transaction has added.
+  std::map<txn::topic_partition, error_code> unverified;
+  if (req.transactional_id.has_value()) {
+    auto verify_op = verify_transactional(svc, req, version);
+    unverified = co_await std::move(verify_op);
+  }
   for (auto& td : req.topic_data) {
     response::topic_produce_response tr;
     tr.name = td.name;
@@ -91,6 +147,9 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
         // Only the broker writes its internal topics (Kafka: InvalidTopicException for a client's append).
         pr.error_code = error_code::invalid_topic_exception;
         pr.error_message = "Cannot append to internal topic " + td.name;
+      } else if (auto u = unverified.find({td.name, pd.index}); u != unverified.end()) {
+        pr.error_code = u->second;
+        if (u->second == error_code::invalid_txn_state) pr.error_message = "Partition was not added to the transaction";
       } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
         pr.error_code = error_code::invalid_record;
         pr.error_message = "Produce request has no record batches";

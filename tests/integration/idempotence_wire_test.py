@@ -2,8 +2,8 @@
 """Idempotent producer (KIP-98) on the wire, with hand-built requests (no client library logic):
 
 1. InitProducerId v0 and v4 with a null transactional id: distinct producer ids, epoch 0. An empty
-   transactional id: INVALID_REQUEST (42); a non-empty one: COORDINATOR_NOT_AVAILABLE (15) (no
-   transaction coordinator yet).
+   transactional id: INVALID_REQUEST (42); a non-empty one before any FindCoordinator(key type 1) created
+   __transaction_state: NOT_COORDINATOR (16), as Kafka answers for an id whose partition it does not own.
 2. Producer ids are unique across restarts: after a clean restart the next id comes from a new block.
 3. Produce v3 of v2 batches carrying a producer id: a retry answers NONE with the ORIGINAL base offset and
    is not written again; a sequence gap answers OUT_OF_ORDER_SEQUENCE_NUMBER (45); a new epoch must
@@ -104,7 +104,7 @@ def main(broker, check):
     check.eq((e1, ep1, e2, ep2), (0, 0, 0, 0), "InitProducerId errors and epochs (v0, v4)")
     check.true(p1 >= 0 and p2 >= 0 and p1 != p2, "distinct producer ids %d, %d" % (p1, p2))
     check.eq(init_producer_id(conn, "")[0], 42, "empty transactional id: INVALID_REQUEST")
-    check.eq(init_producer_id(conn, "tx-1", version=4)[0], 15, "transactional id: COORDINATOR_NOT_AVAILABLE")
+    check.eq(init_producer_id(conn, "tx-1", version=4)[0], 16, "transactional id, no __transaction_state: NOT_COORDINATOR")
     conn.close()
 
     # 2. unique across restarts
