@@ -92,16 +92,13 @@ asio::awaitable<R> group_call(group_service& svc, std::shared_ptr<group_service:
 /// `failed(error)` when the append failed (coordinator_runtime::write).
 template <typename R, typename Op>
 asio::awaitable<R> group_write_call(group_service& svc, std::shared_ptr<group_service::shard> s, Op op) {
-  auto write_op = svc.coordinators().write<R>(std::move(s), std::move(op));
-  co_return co_await std::move(write_op);
+  return coordinator::write_on<R>(svc.coordinators(), std::move(s), std::move(op));
 }
 
 /// Runs `f(coordinator)` (returning a value) on the shard's strand (coordinator_runtime::run).
 template <typename F>
-auto group_run(group_service& svc, std::shared_ptr<group_service::shard> s, F f)
-    -> asio::awaitable<std::invoke_result_t<F&, groups::group_coordinator&>> {
-  auto op = svc.coordinators().run(std::move(s), std::move(f));
-  co_return co_await std::move(op);
+auto group_run(group_service& svc, std::shared_ptr<group_service::shard> s, F f) {
+  return coordinator::run_on(svc.coordinators(), std::move(s), std::move(f));
 }
 
 }  // namespace sluice::broker

@@ -90,21 +90,4 @@ class txn_service {
   runtime runtime_;
 };
 
-/// Runs `op(coordinator)`, which returns a txn::coordinator_result<R>, on the shard's strand; appends its records
-/// to __transaction_state (acks=-1), replays them once committed, and resumes with the response, or with
-/// `failed(error)` when the append failed (coordinator_runtime::write).
-template <typename R, typename Op>
-asio::awaitable<R> txn_write_call(txn_service& svc, std::shared_ptr<txn_service::shard> s, Op op) {
-  auto write_op = svc.coordinators().write<R>(std::move(s), std::move(op));
-  co_return co_await std::move(write_op);
-}
-
-/// Runs `f(coordinator)` (returning a value) on the shard's strand (coordinator_runtime::run).
-template <typename F>
-auto txn_run(txn_service& svc, std::shared_ptr<txn_service::shard> s, F f)
-    -> asio::awaitable<std::invoke_result_t<F&, txn::transaction_coordinator&>> {
-  auto op = svc.coordinators().run(std::move(s), std::move(f));
-  co_return co_await std::move(op);
-}
-
 }  // namespace sluice::broker

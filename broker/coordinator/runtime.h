@@ -59,6 +59,7 @@ concept coordinator_shard = requires(S& s, const record_bytes& key, const std::o
 template <coordinator_shard Shard>
 class coordinator_runtime {
  public:
+  using shard_type = Shard;
   /// One partition of the internal topic and its shard (null slot: no replica of the partition here).
   struct slot {
     std::shared_ptr<partition> part;
@@ -361,5 +362,21 @@ class coordinator_runtime {
   std::mutex mutex_;
   std::atomic<std::shared_ptr<const std::vector<std::shared_ptr<slot>>>> slots_;
 };
+
+/// From a handler's coroutine: coordinator_runtime::write on `rt` (the awaitable is built before it is awaited: GCC 12
+/// destroys lambda temporaries of a co_await full-expression twice).
+template <typename R, typename Runtime, typename Op>
+asio::awaitable<R> write_on(Runtime& rt, std::shared_ptr<typename Runtime::slot> s, Op op) {
+  auto write_op = rt.template write<R>(std::move(s), std::move(op));
+  co_return co_await std::move(write_op);
+}
+
+/// From a handler's coroutine: coordinator_runtime::run on `rt` (`f(shard)` returns the value).
+template <typename Runtime, typename F>
+auto run_on(Runtime& rt, std::shared_ptr<typename Runtime::slot> s, F f)
+    -> asio::awaitable<std::invoke_result_t<F&, typename Runtime::shard_type&>> {
+  auto op = rt.run(std::move(s), std::move(f));
+  co_return co_await std::move(op);
+}
 
 }  // namespace sluice::broker::coordinator

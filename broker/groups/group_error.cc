@@ -53,8 +53,12 @@ class groups_error_category final : public std::error_category {
 
 }  // namespace
 
-// Kafka's GroupMetadataManager.storeGroup error mapping of the append result.
-group_error map_group_append_error(group_error e) {
+namespace {
+
+/// What the three mappings below share (Kafka's coordinators map an append's error before answering):
+/// UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND) -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
+/// KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; a write too large -> `too_large`; REQUEST_TIMED_OUT -> `timed_out`.
+group_error map_append(group_error e, group_error timed_out, group_error too_large) {
   switch (e) {
     case group_error::unknown_topic_or_partition:
     case group_error::not_enough_replicas:
@@ -64,54 +68,32 @@ group_error map_group_append_error(group_error e) {
     case group_error::kafka_storage_error:
       return group_error::not_coordinator;
     case group_error::request_timed_out:
-      return group_error::rebalance_in_progress;
+      return timed_out;
     case group_error::message_too_large:
     case group_error::record_list_too_large:
     case group_error::invalid_fetch_size:
-      return group_error::unknown_server_error;
+      return too_large;
     default:
       return e;
   }
 }
 
-// Kafka's GroupMetadataManager.storeOffsets error mapping of the append result.
+}  // namespace
+
+// Kafka's GroupMetadataManager.storeGroup error mapping of the append result.
+group_error map_group_append_error(group_error e) {
+  return map_append(e, group_error::rebalance_in_progress, group_error::unknown_server_error);
+}
+
+// Kafka's GroupMetadataManager.storeOffsets error mapping of the append result (a timeout stays REQUEST_TIMED_OUT).
 group_error map_offset_append_error(group_error e) {
-  switch (e) {
-    case group_error::unknown_topic_or_partition:
-    case group_error::not_enough_replicas:
-    case group_error::not_enough_replicas_after_append:
-      return group_error::coordinator_not_available;
-    case group_error::not_leader_or_follower:
-    case group_error::kafka_storage_error:
-      return group_error::not_coordinator;
-    case group_error::message_too_large:
-    case group_error::record_list_too_large:
-    case group_error::invalid_fetch_size:
-      return group_error::invalid_commit_offset_size;
-    default:
-      return e;
-  }
+  return map_append(e, group_error::request_timed_out, group_error::invalid_commit_offset_size);
 }
 
 // Kafka 4.x GroupCoordinatorService.normalizeException, as TxnOffsetCommit answers an append failure (a timed-out
 // write is a TimeoutException there: COORDINATOR_NOT_AVAILABLE, which the producer retries after a lookup).
 group_error map_txn_offset_append_error(group_error e) {
-  switch (e) {
-    case group_error::unknown_topic_or_partition:
-    case group_error::not_enough_replicas:
-    case group_error::not_enough_replicas_after_append:
-    case group_error::request_timed_out:
-      return group_error::coordinator_not_available;
-    case group_error::not_leader_or_follower:
-    case group_error::kafka_storage_error:
-      return group_error::not_coordinator;
-    case group_error::message_too_large:
-    case group_error::record_list_too_large:
-    case group_error::invalid_fetch_size:
-      return group_error::unknown_server_error;
-    default:
-      return e;
-  }
+  return map_append(e, group_error::coordinator_not_available, group_error::unknown_server_error);
 }
 
 const std::error_category& groups_category() noexcept {

@@ -4,6 +4,29 @@
 
 namespace sluice::groups {
 
+namespace {
+
+/// Kafka 4.x ClassicGroup.validateOffsetCommit: COORDINATOR_NOT_AVAILABLE for a dead group; generation -1 into an
+/// Empty group comes from the admin client, a consumer not using group management or its producer, and is
+/// accepted whatever member id or group instance id it carries (a static member cannot exist in an Empty group);
+/// with member fields: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION; without them, only
+/// `transactional` commits (TxnOffsetCommit v0-2 carries none) are accepted into a group with members.
+std::optional<group_error> validate_commit(const group& g, int32_t generation_id, const std::string& member_id,
+                                           const std::optional<std::string>& group_instance_id, bool transactional) {
+  if (g.is(group_state::dead)) return group_error::coordinator_not_available;
+  if (generation_id < 0 && g.is(group_state::empty)) return std::nullopt;
+  if (generation_id >= 0 || !member_id.empty() || group_instance_id) {
+    if (g.is_static_member_fenced(group_instance_id, member_id)) return group_error::fenced_instance_id;
+    if (!g.has(member_id)) return group_error::unknown_member_id;
+    if (generation_id != g.generation_id) return group_error::illegal_generation;
+    return std::nullopt;
+  }
+  if (!transactional && !g.is(group_state::empty)) return group_error::unknown_member_id;  // members only
+  return std::nullopt;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------------
 // OffsetCommit, OffsetFetch
 
@@ -25,25 +48,7 @@ coordinator_result<offset_commit_result> group_coordinator::offset_commit(offset
       return all(r.api_version >= 9 ? group_error::group_id_not_found : group_error::illegal_generation);
     }
   }
-  std::optional<group_error> v;
-  if (g->is(group_state::dead)) {
-    v = group_error::coordinator_not_available;
-  } else if (r.generation_id < 0 && g->is(group_state::empty)) {
-    // Kafka 4.x ClassicGroup.validateOffsetCommit: generation -1 into an Empty group comes from the admin
-    // client or a consumer not using group management; accepted whatever member id or group instance id
-    // it carries (a static member cannot exist in an Empty group).
-  } else if (r.generation_id >= 0 || !r.member_id.empty() || r.group_instance_id) {
-    if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
-      v = group_error::fenced_instance_id;
-    } else if (!g->has(r.member_id)) {
-      v = group_error::unknown_member_id;
-    } else if (r.generation_id != g->generation_id) {
-      v = group_error::illegal_generation;
-    }
-  } else if (!g->is(group_state::empty)) {
-    v = group_error::unknown_member_id;  // only members may commit for a group with members
-  }
-  if (v) return all(*v);
+  if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, false)) return all(*v);
   switch (g->state) {
     case group_state::empty:
       return store_offsets(g, r);
@@ -75,24 +80,9 @@ coordinator_result<offset_commit_result> group_coordinator::txn_offset_commit(tx
     if (r.generation_id >= 0) return all(group_error::illegal_generation);
     g = get_or_create(r.group_id, true);
   }
-  // Kafka 4.x ClassicGroup.validateOffsetCommit(isTransactional = true).
-  std::optional<group_error> v;
-  if (g->is(group_state::dead)) {
-    v = group_error::coordinator_not_available;
-  } else if (r.generation_id < 0 && g->is(group_state::empty)) {
-    // A producer committing for a group without members (or without group management).
-  } else if (r.generation_id >= 0 || !r.member_id.empty() || r.group_instance_id) {
-    if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
-      v = group_error::fenced_instance_id;
-    } else if (!g->has(r.member_id)) {
-      v = group_error::unknown_member_id;
-    } else if (r.generation_id != g->generation_id) {
-      v = group_error::illegal_generation;
-    }
-  }
-  // Else (TxnOffsetCommit v0-2 carries no member fields): accepted whatever the group's state; and unlike
-  // OffsetCommit, no REBALANCE_IN_PROGRESS while CompletingRebalance and no session refresh.
-  if (v) return all(*v);
+  // Kafka 4.x ClassicGroup.validateOffsetCommit(isTransactional = true). Unlike OffsetCommit, no
+  // REBALANCE_IN_PROGRESS while CompletingRebalance and no session refresh.
+  if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, true)) return all(*v);
   offset_commit_request c;
   c.group_id = r.group_id;
   c.generation_id = r.generation_id;

@@ -35,7 +35,7 @@ task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& 
   r.partitions.push_back({std::string(consumer_offsets_topic),
                           groups::partition_for_group(req.group_id, static_cast<int32_t>(offsets->partitions.size()))});
   auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
-  auto result = co_await txn_write_call<txn::add_partitions_result>(svc.txns, s, std::move(op));
+  auto result = co_await coordinator::write_on<txn::add_partitions_result>(svc.txns.coordinators(), s, std::move(op));
   resp.error_code = to_protocol(result.error, rc.header.api_version, 2);
   co_return resp;
 }

@@ -65,13 +65,13 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
   if (!s) co_return answer_all(topics, {}, error_code::not_coordinator);
   if (verify_only) {
     auto op = [r](txn::transaction_coordinator& c) { return c.verify_partitions(r); };
-    auto verified = co_await txn_run(svc.txns, s, std::move(op));
+    auto verified = co_await coordinator::run_on(svc.txns.coordinators(), s, std::move(op));
     std::map<txn::topic_partition, error_code> each;
     for (const auto& [tp, e] : verified) each[tp] = to_protocol(e);
     co_return answer_all(topics, each, error_code::none);
   }
   auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
-  auto result = co_await txn_write_call<txn::add_partitions_result>(svc.txns, s, std::move(op));
+  auto result = co_await coordinator::write_on<txn::add_partitions_result>(svc.txns.coordinators(), s, std::move(op));
   co_return answer_all(topics, {}, to_protocol(result.error, version, 2));
 }
 

@@ -23,7 +23,7 @@ task<response> describe_transactions(broker_services& svc, request_context&, pro
       continue;
     }
     auto op = [id](txn::transaction_coordinator& c) { return c.describe({id}); };
-    auto described = co_await txn_run(svc.txns, s, std::move(op));
+    auto described = co_await coordinator::run_on(svc.txns.coordinators(), s, std::move(op));
     const auto& d = described.front();
     st.error_code = to_protocol(d.error);
     if (d.error == txn::txn_error::none) {

@@ -20,7 +20,7 @@ task<protocol::end_txn_response> end_txn(broker_services& svc, request_context& 
   }
   txn::end_txn_request r{req.transactional_id, req.producer_id, req.producer_epoch, req.committed};
   auto op = [r](txn::transaction_coordinator& c) { return c.end_txn(r); };
-  auto result = co_await txn_write_call<txn::end_txn_result>(svc.txns, s, std::move(op));
+  auto result = co_await coordinator::write_on<txn::end_txn_result>(svc.txns.coordinators(), s, std::move(op));
   resp.error_code = to_protocol(result.error, rc.header.api_version, 2);
   if (rc.header.api_version >= 5 && result.error == txn::txn_error::none) {  // defined, not served (end_txn.def)
     resp.producer_id = req.producer_id;

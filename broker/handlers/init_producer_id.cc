@@ -46,7 +46,7 @@ task<protocol::init_producer_id_response> init_producer_id(broker_services& svc,
     r.expected_producer_id = req.producer_id;
     r.expected_producer_epoch = req.producer_epoch;
     auto op = [r](txn::transaction_coordinator& c) { return c.init_producer_id(r); };
-    auto result = co_await txn_write_call<txn::init_producer_id_result>(svc.txns, s, std::move(op));
+    auto result = co_await coordinator::write_on<txn::init_producer_id_result>(svc.txns.coordinators(), s, std::move(op));
     resp.error_code = to_protocol(result.error, rc.header.api_version, 4);
     if (result.error == txn::txn_error::none) {
       resp.producer_id = result.producer_id;

@@ -43,7 +43,7 @@ task<response> list_transactions(broker_services& svc, request_context& rc, prot
       auto e = c.list(filter, found);
       return std::make_pair(e, std::move(found));
     };
-    auto [e, found] = co_await txn_run(svc.txns, s, std::move(op));
+    auto [e, found] = co_await coordinator::run_on(svc.txns.coordinators(), s, std::move(op));
     if (e == txn::txn_error::coordinator_load_in_progress) resp.error_code = error_code::coordinator_load_in_progress;
     if (e != txn::txn_error::none) continue;
     for (const auto& l : found) {

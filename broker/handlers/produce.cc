@@ -65,7 +65,7 @@ task<std::map<txn::topic_partition, error_code>> verify_transactional(broker_ser
       return std::vector<std::pair<txn::topic_partition, txn::txn_error>>{};  // loading: not asked, as elsewhere
     return c.verify_partitions(r);
   };
-  auto verified = co_await txn_run(svc.txns, s, std::move(op));
+  auto verified = co_await coordinator::run_on(svc.txns.coordinators(), s, std::move(op));
   for (const auto& [tp, e] : verified) {
     switch (e) {
       case txn::txn_error::none: break;

@@ -65,7 +65,7 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
         if (m->producer_epoch != check.producer_epoch) return txn::txn_error::invalid_producer_epoch;
         return txn::txn_error::none;
       };
-      auto e = co_await txn_run(svc.txns, ts, std::move(op));
+      auto e = co_await coordinator::run_on(svc.txns.coordinators(), ts, std::move(op));
       verified = static_cast<error_code>(static_cast<int16_t>(e));
     }
   }

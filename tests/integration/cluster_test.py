@@ -40,11 +40,13 @@ def wait_until(what, predicate, timeout):
 
 
 class Cluster:
-    def __init__(self, binary, zk, size=3):
+    """`size` brokers on `zk`; `extra`: more broker keys (or other values) for every broker."""
+
+    def __init__(self, binary, zk, size=3, extra=None):
         self.zk = zk
         self.brokers = {}
         for i in range(1, size + 1):
-            self.brokers[i] = h.Broker(binary, {
+            self.brokers[i] = h.Broker(binary, dict({
                 "broker.id": str(i),
                 "zookeeper.connect": zk.connect + "/sluice",
                 "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
@@ -54,7 +56,7 @@ class Cluster:
                 "offsets.topic.num.partitions": "6",
                 "num.io.threads": "2",
                 "sluice.log.level": "info",
-            })
+            }, **(extra or {})))
 
     def bootstrap(self):
         return ",".join(b.bootstrap for b in self.brokers.values() if b.alive())

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_harness as h  # noqa: E402
-from cluster_test import coordinator_partition, create_topic, partition_info, wait_until  # noqa: E402
+from cluster_test import Cluster, coordinator_partition, create_topic, partition_info, wait_until  # noqa: E402
 
 RECORDS = 100_000
 PARTITIONS = 3
@@ -26,37 +26,14 @@ TXN_ID = "eos-cluster-1"
 TXN_PARTITIONS = 6
 
 
-class Cluster:
-    def __init__(self, binary, zk, size=3):
-        self.brokers = {}
-        for i in range(1, size + 1):
-            self.brokers[i] = h.Broker(binary, {
-                "broker.id": str(i),
-                "zookeeper.connect": zk.connect + "/sluice",
-                "zookeeper.session.timeout.ms": "6000",
-                "replica.lag.time.max.ms": "3000",
-                "default.replication.factor": "3",
-                "min.insync.replicas": "2",
-                "offsets.topic.replication.factor": "3",
-                "offsets.topic.num.partitions": "6",
-                "transaction.state.log.replication.factor": "3",
-                "transaction.state.log.num.partitions": str(TXN_PARTITIONS),
-                "transaction.state.log.min.isr": "2",
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
-                "group.initial.rebalance.delay.ms": "0",
-                "num.io.threads": "2",
-            })
-
-    def bootstrap(self):
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.alive())
-
-    def start(self):
-        for b in self.brokers.values():
-            b.start(ready_timeout=30)
-
-    def close(self, failed):
-        for b in self.brokers.values():
-            b.close(failed=failed)
+TXN_KEYS = {
+    "min.insync.replicas": "2",
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.num.partitions": str(TXN_PARTITIONS),
+    "transaction.state.log.min.isr": "2",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+    "group.initial.rebalance.delay.ms": "0",
+}
 
 
 def last_committed(path):
@@ -187,7 +164,7 @@ def main():
     workdir = None
     try:
         zk.start()
-        cluster = Cluster(args.broker, zk)
+        cluster = Cluster(args.broker, zk, extra=TXN_KEYS)
         cluster.start()
         workdir = cluster.brokers[1].dir
         run(args.processor, cluster, check, workdir)
