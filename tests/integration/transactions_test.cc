@@ -6,7 +6,7 @@
 //  - a consume-transform-produce loop (tests/integration/eos_processor.cc) processes 100,000 records exactly
 //    once across a kill -9 of the processor;
 //  - the coordinator's state survives a broker kill -9: a transaction committed before the kill stays visible,
-//    one left open is aborted by the restarted coordinator.
+//    one left open is aborted by the restarted coordinator, one killed right after its EndTxn is completed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -193,6 +193,39 @@ TEST(Transactions, CoordinatorStateSurvivesKill9) {
   ASSERT_EQ(check(rd_kafka_begin_transaction(again.get())), "");
   produce_value(again.get(), "txn-crash", 0, "after");
   EXPECT_EQ(check(rd_kafka_commit_transaction(again.get(), 30000)), "");
+}
+
+TEST(Transactions, CommitKilledRightAfterEndTxnCompletesOnRestart) {
+  // kill -9 as soon as commit_transaction returns: EndTxn is answered once PrepareCommit is in
+  // __transaction_state, the markers follow; whatever of them was written, the restarted coordinator finds the
+  // transaction prepared and completes it. Three rounds, each with a fresh transaction.
+  broker_process b;
+  b.start();
+  create(b, "txn-prepared", 3);
+  size_t committed = 0;
+  for (int round = 0; round < 3; ++round) {
+    auto rk = transactional_producer(b.bootstrap(), "prepared-1", "60000");
+    ASSERT_TRUE(rk);
+    ASSERT_EQ(check(rd_kafka_begin_transaction(rk.get())), "");
+    for (int j = 0; j < 30; ++j)
+      produce_value(rk.get(), "txn-prepared", j % 3, "r" + std::to_string(round) + "-" + std::to_string(j));
+    ASSERT_EQ(check(rd_kafka_commit_transaction(rk.get(), 30000)), "");
+    b.kill9();
+    committed += 30;
+    rk.reset();
+    b.restart();
+    auto rc = consume_all(b.bootstrap(), "txn-prepared", 3, committed, 30s, RD_KAFKA_OFFSET_BEGINNING,
+                          read_committed());
+    EXPECT_EQ(rc.total(), committed) << "round " << round << ": committed records visible after the restart";
+  }
+  // Every marker is in the log once: 3 partitions x 3 rounds of 10 records + 1 COMMIT marker each.
+  auto consumer = make_client(RD_KAFKA_CONSUMER, make_conf(b.bootstrap(), read_committed()));
+  for (int p = 0; p < 3; ++p) {
+    int64_t low = -1, high = -1;
+    ASSERT_EQ(rd_kafka_query_watermark_offsets(consumer.get(), "txn-prepared", p, &low, &high, 10000),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+    EXPECT_EQ(high, 33) << "partition " << p << ": the LSO past 30 records and 3 markers";
+  }
 }
 
 // ---- exactly-once consume-transform-produce across a kill -9 of the processor ----
