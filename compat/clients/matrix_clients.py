@@ -160,7 +160,7 @@ BY_NAME = {c.name: c for c in CLIENTS}
 
 
 def run_client(client, argv, bootstrap, stamp, workdir):
-    """Runs one client's driver; returns ({step: (state, detail)}, info, output)."""
+    """Runs one client's driver; returns ({step: (state, detail)}, info, {OUTPUT kind: text})."""
     topic = "matrix-%s-%s" % (client.name, stamp)
     group = "matrix-group-%s-%s" % (client.name, stamp)
     tail = [bootstrap, topic, group, str(RECORDS), str(PARTITIONS), str(FIRST)]
@@ -170,8 +170,8 @@ def run_client(client, argv, bootstrap, stamp, workdir):
         steps["create"] = ("SKIP", "kcat has no admin API: topic auto-created by Metadata (num.partitions=3)")
         steps["produce"] = ("PASS", "%d records, one set of -H headers" % RECORDS)
         steps["consume"] = steps["resume"] = ("PASS", "")
-        steps["transactions"] = ("SKIP", "transactions not built yet in Sluice")
-        return apply_checks(client, steps, recs), info, None
+        steps["transactions"] = ("SKIP", "kcat has no transactional producer")
+        return apply_checks(client, steps, recs), info, {}
     if client.kind == "streams":
         tail.append(os.path.join(workdir, "streams-state-" + stamp))
     env = dict(os.environ, MATRIX_CLIENT=client.name, PYTHONUNBUFFERED="1")
@@ -203,5 +203,5 @@ def run_client(client, argv, bootstrap, stamp, workdir):
         if s not in steps and s != "output_equals_kafka":
             steps[s] = ("FAIL", "driver ended before this step: %s" % (ended or first_error_line(out, err)))
     if client.kind != "streams":
-        steps = apply_checks(client, steps, parse_records(out))
+        steps = apply_checks(client, steps, parse_records(out), out)
     return steps, info, output

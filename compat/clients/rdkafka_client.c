@@ -11,7 +11,8 @@
  *    (or 30 s pass without a new record).
  * 5. Then one `STEP <name> PASS|FAIL <detail>` line each: offsets_for_times (records carry CreateTime
  *    base+i), rebalance (cooperative-sticky, two members, incremental assign/unassign), describe
- *    (Metadata), delete_records (before offset 10 on partition 0), delete (DeleteTopics).
+ *    (Metadata), delete_records (before offset 10 on partition 0), transactions (TXN / TXNOFFSET
+ *    lines, see transactions()), delete (DeleteTopics).
  *
  * Every consumed record is printed as
  *   REC <phase> <partition> <offset> <key> <value> <h1=v1,h2=v2,...>   (tab-separated)
@@ -64,32 +65,47 @@ static void set(rd_kafka_conf_t *conf, const char *k, const char *v) {
                 fail("conf %s=%s: %s", k, v, err);
 }
 
-static void create_topic(void) {
+/* CreateTopics `name` with PARTITIONS partitions; returns NULL or the error (static storage). */
+static const char *create_topic_named(const char *name) {
+        static char why_create[600];
         char err[512];
         rd_kafka_t *rk =
             rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(), err, sizeof err);
         if (!rk)
                 fail("rd_kafka_new: %s", err);
         rd_kafka_NewTopic_t *nt =
-            rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
+            rd_kafka_NewTopic_new(name, partitions, 1, err, sizeof err);
         rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
         rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
         rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 20000);
+        const char *r = NULL;
         if (!ev)
-                fail("CreateTopics: no result within 20 s");
-        if (rd_kafka_event_error(ev))
-                fail("CreateTopics: %s", rd_kafka_event_error_string(ev));
-        size_t n;
-        const rd_kafka_topic_result_t **res = rd_kafka_CreateTopics_result_topics(
-            rd_kafka_event_CreateTopics_result(ev), &n);
-        if (n != 1 || rd_kafka_topic_result_error(res[0]))
-                fail("CreateTopics %s: %s", topic,
-                     n ? rd_kafka_err2str(rd_kafka_topic_result_error(res[0]))
-                       : "no result");
-        rd_kafka_event_destroy(ev);
+                r = "CreateTopics: no result within 20 s";
+        else if (rd_kafka_event_error(ev)) {
+                snprintf(why_create, sizeof why_create, "CreateTopics: %s", rd_kafka_event_error_string(ev));
+                r = why_create;
+        } else {
+                size_t n;
+                const rd_kafka_topic_result_t **res = rd_kafka_CreateTopics_result_topics(
+                    rd_kafka_event_CreateTopics_result(ev), &n);
+                if (n != 1 || rd_kafka_topic_result_error(res[0])) {
+                        snprintf(why_create, sizeof why_create, "CreateTopics %s: %s", name,
+                                 n ? rd_kafka_err2str(rd_kafka_topic_result_error(res[0])) : "no result");
+                        r = why_create;
+                }
+        }
+        if (ev)
+                rd_kafka_event_destroy(ev);
         rd_kafka_queue_destroy(q);
         rd_kafka_NewTopic_destroy(nt);
         rd_kafka_destroy(rk);
+        return r;
+}
+
+static void create_topic(void) {
+        const char *e = create_topic_named(topic);
+        if (e)
+                fail("%s", e);
 }
 
 static int dr_ok, dr_failed;
@@ -497,6 +513,146 @@ static int delete_topic(void) {
         return ok;
 }
 
+/* ---- transactions (../README.md): on TOPIC-txn, commit 30 records + the group GROUP-txn's offset 7
+ * for TOPIC partition 0 (send_offsets_to_transaction), abort 20 (flushed first: librdkafka purges
+ * unsent records on abort), commit 10; record i of transaction t: key "k<i>", value
+ * "rdkafka-<c|a|c2>-<i>", partition i % 3. A read_committed and a read_uncommitted consumer print
+ * TXN lines, the group's committed offset a TXNOFFSET line; the matrix script checks them. ---- */
+
+static int txn_error(const char *what, rd_kafka_error_t *e) {
+        int r = step_fail("%s: %s", what, rd_kafka_error_string(e));
+        rd_kafka_error_destroy(e);
+        return r;
+}
+
+/* Reads TOPIC-txn from the beginning (no group) until `want` records or 30 s, then 1 s more;
+ * returns how many were read. */
+static int txn_read(const char *txtopic, const char *view, int want) {
+        char err[512], g[300];
+        rd_kafka_conf_t *conf = base_conf();
+        snprintf(g, sizeof g, "%s-txn-%s", group, view);
+        set(conf, "group.id", g);
+        set(conf, "enable.auto.commit", "false");
+        set(conf, "isolation.level", strcmp(view, "committed") ? "read_uncommitted" : "read_committed");
+        rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+        if (!rk)
+                fail("rd_kafka_new: %s", err);
+        rd_kafka_poll_set_consumer(rk);
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
+        for (int p = 0; p < partitions; p++)
+                rd_kafka_topic_partition_list_add(l, txtopic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+        rd_kafka_assign(rk, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        int got = 0;
+        double deadline = now_s() + 30;
+        while (now_s() < deadline) {
+                rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 200);
+                if (!m)
+                        continue;
+                if (!m->err) {
+                        printf("TXN\t%s\t%d\t%lld\t%.*s\t%.*s\n", view, m->partition, (long long)m->offset,
+                               (int)m->key_len, (const char *)m->key, (int)m->len, (const char *)m->payload);
+                        if (++got == want && now_s() + 1 < deadline)
+                                deadline = now_s() + 1;
+                }
+                rd_kafka_message_destroy(m);
+        }
+        rd_kafka_consumer_close(rk);
+        rd_kafka_destroy(rk);
+        return got;
+}
+
+static int transactions(void) {
+        char txtopic[300], txgroup[300], txid[300], err[512];
+        snprintf(txtopic, sizeof txtopic, "%s-txn", topic);
+        snprintf(txgroup, sizeof txgroup, "%s-txn", group);
+        snprintf(txid, sizeof txid, "%s-txn-rdkafka", group);
+        const char *ce = create_topic_named(txtopic);
+        if (ce)
+                return step_fail("%s", ce);
+        rd_kafka_conf_t *conf = base_conf();
+        set(conf, "transactional.id", txid);
+        set(conf, "acks", "all");
+        dr_ok = dr_failed = 0;
+        rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
+        rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+        if (!rk)
+                fail("rd_kafka_new: %s", err);
+        rd_kafka_error_t *e;
+        int ok = 1;
+        static const char *tags[] = {"c", "a", "c2"};
+        static const int counts[] = {30, 20, 10};
+        if ((e = rd_kafka_init_transactions(rk, 30000)))
+                ok = txn_error("init_transactions", e);
+        for (int t = 0; ok && t < 3; t++) {
+                if ((e = rd_kafka_begin_transaction(rk))) {
+                        ok = txn_error("begin_transaction", e);
+                        break;
+                }
+                for (int i = 0; ok && i < counts[t]; i++) {
+                        char key[32], value[64];
+                        snprintf(key, sizeof key, "k%d", i);
+                        snprintf(value, sizeof value, "rdkafka-%s-%d", tags[t], i);
+                        rd_kafka_resp_err_t pe = rd_kafka_producev(
+                            rk, RD_KAFKA_V_TOPIC(txtopic), RD_KAFKA_V_PARTITION(i % partitions),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key, strlen(key)),
+                            RD_KAFKA_V_VALUE(value, strlen(value)), RD_KAFKA_V_END);
+                        if (pe)
+                                ok = step_fail("transaction %d: produce: %s", t + 1, rd_kafka_err2str(pe));
+                }
+                if (!ok)
+                        break;
+                rd_kafka_flush(rk, 60000); /* sent and acknowledged before the commit or abort */
+                if (dr_failed || rd_kafka_outq_len(rk) > 0) {
+                        ok = step_fail("transaction %d: %d delivery failures (%s), %d unsent", t + 1, dr_failed,
+                                       dr_error, rd_kafka_outq_len(rk));
+                        break;
+                }
+                if (t == 0) {
+                        rd_kafka_topic_partition_list_t *offs = rd_kafka_topic_partition_list_new(1);
+                        rd_kafka_topic_partition_list_add(offs, topic, 0)->offset = 7;
+                        rd_kafka_consumer_group_metadata_t *md = rd_kafka_consumer_group_metadata_new(txgroup);
+                        e = rd_kafka_send_offsets_to_transaction(rk, offs, md, 30000);
+                        rd_kafka_consumer_group_metadata_destroy(md);
+                        rd_kafka_topic_partition_list_destroy(offs);
+                        if (e) {
+                                ok = txn_error("transaction 1: send_offsets_to_transaction", e);
+                                break;
+                        }
+                }
+                e = t == 1 ? rd_kafka_abort_transaction(rk, 30000) : rd_kafka_commit_transaction(rk, 30000);
+                if (e)
+                        ok = txn_error(t == 1 ? "abort_transaction" : "commit_transaction", e);
+        }
+        rd_kafka_destroy(rk);
+        if (!ok)
+                return 0;
+        int rc = txn_read(txtopic, "committed", 40);
+        int ru = txn_read(txtopic, "uncommitted", 60);
+        rd_kafka_t *gc = plain_consumer(txgroup);
+        int64_t off = -1;
+        double deadline = now_s() + 15; /* the offset shows once the COMMIT marker is in __consumer_offsets */
+        for (;;) {
+                rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+                rd_kafka_topic_partition_list_add(l, topic, 0);
+                rd_kafka_resp_err_t ce2 = rd_kafka_committed(gc, l, 10000);
+                off = ce2 ? -1 : l->elems[0].offset;
+                if (!ce2 && l->elems[0].err)
+                        off = -1;
+                rd_kafka_topic_partition_list_destroy(l);
+                if (off == 7 || now_s() > deadline)
+                        break;
+                struct timespec ts = {0, 200000000};
+                nanosleep(&ts, NULL);
+        }
+        rd_kafka_destroy(gc);
+        printf("TXNOFFSET %lld\n", (long long)off);
+        snprintf(why, sizeof why,
+                 "3 transactions (commit 30 + send_offsets_to_transaction, abort 20, commit 10); read_committed %d, "
+                 "read_uncommitted %d, group offset %lld", rc, ru, (long long)off);
+        return 1;
+}
+
 int main(int argc, char **argv) {
         if (argc != 7) {
                 fprintf(stderr,
@@ -530,7 +686,7 @@ int main(int argc, char **argv) {
         step("rebalance", rebalance);
         step("describe", describe);
         step("delete_records", delete_records);
+        step("transactions", transactions);
         step("delete", delete_topic);
-        printf("STEP transactions SKIP transactions not built yet in Sluice\n");
         return 0;
 }

@@ -186,6 +186,7 @@ public class JavaClient {
                 if (earliest != 10) throw new IllegalStateException("earliest offset " + earliest + " after DeleteRecords(10)");
                 return "partition 0 low watermark 10, earliest 10";
             });
+            runStep("transactions", () -> transactions(admin));
             runStep("delete", () -> {
                 admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
                 long deadline = System.currentTimeMillis() + 30_000;
@@ -196,10 +197,85 @@ public class JavaClient {
                 return "DeleteTopics, no longer listed";
             });
         }
-        step("transactions", "SKIP", "transactions not built yet in Sluice");
         System.out.println("DONE");
         System.out.flush();
         System.exit(0);
+    }
+
+    // The transactions step (../README.md): on TOPIC-txn, a transactional producer commits 30 records
+    // and the group GROUP-txn's offset 7 for TOPIC partition 0 (sendOffsetsToTransaction), aborts 20
+    // (flushed first), commits 10; a read_committed and a read_uncommitted consumer print what they
+    // read as TXN lines, the group's committed offset is printed as TXNOFFSET; run_matrix.py checks them.
+    static String transactions(Admin admin) throws Exception {
+        String txTopic = topic + "-txn", txGroup = group + "-txn";
+        admin.createTopics(List.of(new NewTopic(txTopic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        Properties p = common();
+        p.put("transactional.id", group + "-txn-" + CLIENT);
+        p.put("enable.idempotence", "true");
+        p.put("acks", "all");
+        p.put("delivery.timeout.ms", "60000");
+        p.put("max.block.ms", "30000");
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        try (KafkaProducer<String, String> prod = new KafkaProducer<>(p)) {
+            prod.initTransactions();
+            String[] tags = {"c", "a", "c2"};
+            int[] counts = {30, 20, 10};
+            for (int t = 0; t < 3; t++) {
+                prod.beginTransaction();
+                List<Future<RecordMetadata>> fs = new ArrayList<>();
+                for (int i = 0; i < counts[t]; i++)
+                    fs.add(prod.send(new ProducerRecord<>(txTopic, i % partitions, "k" + i, CLIENT + "-" + tags[t] + "-" + i)));
+                if (t == 0)
+                    prod.sendOffsetsToTransaction(Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(7)),
+                                                  new ConsumerGroupMetadata(txGroup));
+                prod.flush();
+                for (Future<RecordMetadata> f : fs) f.get(60, TimeUnit.SECONDS);
+                if (t == 1) prod.abortTransaction();
+                else prod.commitTransaction();
+            }
+        }
+        int committed = readTxn(txTopic, "committed", 40), uncommitted = readTxn(txTopic, "uncommitted", 60);
+        long off = -1;
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (true) {  // the offset shows once the COMMIT marker is in __consumer_offsets
+            OffsetAndMetadata o = admin.listConsumerGroupOffsets(Map.of(txGroup, new ListConsumerGroupOffsetsSpec()
+                            .topicPartitions(List.of(new TopicPartition(topic, 0)))),
+                    new ListConsumerGroupOffsetsOptions().requireStable(true))
+                    .partitionsToOffsetAndMetadata(txGroup).get(30, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
+            off = o == null ? -1 : o.offset();
+            if (off == 7 || System.currentTimeMillis() > deadline) break;
+            Thread.sleep(200);
+        }
+        System.out.println("TXNOFFSET " + off);
+        return "3 transactions (commit 30 + sendOffsetsToTransaction, abort 20, commit 10); read_committed "
+               + committed + ", read_uncommitted " + uncommitted + ", group offset " + off;
+    }
+
+    // Reads TOPIC-txn from the beginning of every partition (no group) until `want` records or 30 s,
+    // then 1 s more (anything extra is a failure too); prints TXN lines.
+    static int readTxn(String txTopic, String view, int want) {
+        Properties p = common();
+        p.put("isolation.level", "committed".equals(view) ? "read_committed" : "read_uncommitted");
+        p.put("enable.auto.commit", "false");
+        p.put("key.deserializer", StringDeserializer.class.getName());
+        p.put("value.deserializer", StringDeserializer.class.getName());
+        int got = 0;
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(txTopic, i));
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.currentTimeMillis() + 30_000, grace = Long.MAX_VALUE;
+            while (System.currentTimeMillis() < Math.min(deadline, grace)) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    got++;
+                    System.out.println("TXN\t" + view + "\t" + r.partition() + "\t" + r.offset() + "\t" + r.key() + "\t" + r.value());
+                }
+                if (got >= want && grace == Long.MAX_VALUE) grace = System.currentTimeMillis() + 1000;
+            }
+        }
+        return got;
     }
 
     static String AppInfoParser() {

@@ -1,5 +1,6 @@
 // Client-matrix driver for Kafka Streams (kafka-streams, pinned in pom.xml): a stateful word count
-// with a repartition topic (groupBy word) and a changelog topic (the count store), at_least_once.
+// with a repartition topic (groupBy word) and a changelog topic (the count store), at_least_once,
+// then the same application again with exactly_once_v2 (application.id GROUP-eos, output TOPIC-out-eos).
 //
 //   java -cp 'libs/*:classes' StreamsWordCount BOOTSTRAP TOPIC GROUP RECORDS PARTITIONS FIRST
 //
@@ -7,7 +8,8 @@
 // against any broker, has the same input and the same final counts); the application (application.id
 // = GROUP) counts words into TOPIC-out; the driver reads TOPIC-out until the last count of every word
 // equals the count computed here (bounded: 120 s). Prints `STEP <step> PASS|FAIL|SKIP <detail>` and
-// `OUTPUT <word>=<count>,...` (the final counts, sorted), which run_matrix.py compares between brokers.
+// `OUTPUT <word>=<count>,...` (the final counts, sorted; `OUTPUT_EOS` for the exactly_once_v2 run),
+// which run_matrix.py compares between brokers.
 import java.time.Duration;
 import java.util.*;
 import java.util.concurrent.*;
@@ -40,6 +42,68 @@ public class StreamsWordCount {
             b.append(WORDS[(i * 7 + j * 3) % WORDS.length]);
         }
         return b.toString();
+    }
+
+    static String counts(Map<String, Long> got) {
+        StringBuilder o = new StringBuilder();
+        for (Map.Entry<String, Long> e : got.entrySet()) o.append(o.length() > 0 ? "," : "").append(e.getKey()).append('=').append(e.getValue());
+        return o.toString();
+    }
+
+    // Runs the word count (application.id app, in -> out) with `guarantee` until the last count of every
+    // word read from `out` equals `want` (bounded: 120 s); fills `got`; returns null or the failure.
+    static String wordCount(String bootstrap, String app, String in, String out, String guarantee, String stateDir,
+                            Map<String, Long> want, Map<String, Long> got) {
+        Properties sp = new Properties();
+        sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
+        sp.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+        sp.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
+        sp.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
+        sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "500");
+        sp.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
+        sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+        sp.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
+        sp.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        boolean eos = !StreamsConfig.AT_LEAST_ONCE.equals(guarantee);
+        StreamsBuilder sb = new StreamsBuilder();
+        sb.<String, String>stream(in)
+          .flatMapValues(v -> Arrays.asList(v.split(" ")))
+          .groupBy((k, w) -> w)
+          .count(Materialized.as("word-counts"))
+          .toStream()
+          .mapValues(c -> Long.toString(c))
+          .to(out);
+        String failure = null;
+        try (KafkaStreams streams = new KafkaStreams(sb.build(), sp)) {
+            streams.cleanUp();
+            streams.start();
+            Properties cp = new Properties();
+            cp.put("bootstrap.servers", bootstrap);
+            cp.put("group.id", app + "-reader");
+            cp.put("auto.offset.reset", "earliest");
+            if (eos) cp.put("isolation.level", "read_committed");  // only what the transactions committed
+            cp.put("key.deserializer", StringDeserializer.class.getName());
+            cp.put("value.deserializer", StringDeserializer.class.getName());
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
+                c.subscribe(List.of(out));
+                long deadline = System.currentTimeMillis() + 120_000;
+                while (!got.equals(want) && System.currentTimeMillis() < deadline) {
+                    for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500)))
+                        got.put(r.key(), Long.parseLong(r.value()));
+                    if (streams.state() == KafkaStreams.State.ERROR || streams.state() == KafkaStreams.State.NOT_RUNNING) {
+                        failure = "streams state " + streams.state();
+                        break;
+                    }
+                }
+            }
+            if (failure == null && !got.equals(want))
+                failure = "final counts after 120 s " + got + ", expected " + want + " (streams state " + streams.state() + ")";
+            streams.close(Duration.ofSeconds(30));
+        } catch (Exception e) {
+            failure = why(e);
+        }
+        return failure;
     }
 
     public static void main(String[] args) throws Exception {
@@ -79,59 +143,12 @@ public class StreamsWordCount {
                 step("produce", "FAIL", why(e));
             }
 
-            Properties sp = new Properties();
-            sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
-            sp.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
-            sp.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
-            sp.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
-            sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "500");
-            sp.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, "0");
-            sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
-            sp.put(StreamsConfig.STATE_DIR_CONFIG, args.length > 6 ? args[6] : System.getProperty("java.io.tmpdir") + "/matrix-streams-" + app);
-            sp.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
-            StreamsBuilder sb = new StreamsBuilder();
-            sb.<String, String>stream(in)
-              .flatMapValues(v -> Arrays.asList(v.split(" ")))
-              .groupBy((k, w) -> w)
-              .count(Materialized.as("word-counts"))
-              .toStream()
-              .mapValues(c -> Long.toString(c))
-              .to(out);
+            String stateDir = args.length > 6 ? args[6] : System.getProperty("java.io.tmpdir") + "/matrix-streams-" + app;
             Map<String, Long> got = new TreeMap<>();
-            String failure = null;
-            try (KafkaStreams streams = new KafkaStreams(sb.build(), sp)) {
-                streams.cleanUp();
-                streams.start();
-                Properties cp = new Properties();
-                cp.put("bootstrap.servers", bootstrap);
-                cp.put("group.id", app + "-reader");
-                cp.put("auto.offset.reset", "earliest");
-                cp.put("key.deserializer", StringDeserializer.class.getName());
-                cp.put("value.deserializer", StringDeserializer.class.getName());
-                try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
-                    c.subscribe(List.of(out));
-                    long deadline = System.currentTimeMillis() + 120_000;
-                    while (!got.equals(want) && System.currentTimeMillis() < deadline) {
-                        for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500)))
-                            got.put(r.key(), Long.parseLong(r.value()));
-                        if (streams.state() == KafkaStreams.State.ERROR || streams.state() == KafkaStreams.State.NOT_RUNNING) {
-                            failure = "streams state " + streams.state();
-                            break;
-                        }
-                    }
-                }
-                if (failure == null && !got.equals(want))
-                    failure = "final counts after 120 s " + got + ", expected " + want + " (streams state " + streams.state() + ")";
-                streams.close(Duration.ofSeconds(30));
-            } catch (Exception e) {
-                failure = why(e);
-            }
+            String failure = wordCount(bootstrap, app, in, out, StreamsConfig.AT_LEAST_ONCE, stateDir, want, got);
             step("wordcount", failure == null ? "PASS" : "FAIL",
                  failure == null ? want.size() + " words, " + want.values().stream().mapToLong(Long::longValue).sum() + " counted" : failure);
-            StringBuilder o = new StringBuilder();
-            for (Map.Entry<String, Long> e : got.entrySet()) o.append(o.length() > 0 ? "," : "").append(e.getKey()).append('=').append(e.getValue());
-            System.out.println("OUTPUT " + o);
+            System.out.println("OUTPUT " + counts(got));
             try {
                 Set<String> names = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
                 String rep = app + "-word-counts-repartition", chg = app + "-word-counts-changelog";
@@ -145,6 +162,18 @@ public class StreamsWordCount {
                 step("internal_topics", "PASS", "repartition + changelog (" + d.partitions().size() + " partitions, compact)");
             } catch (Exception e) {
                 step("internal_topics", "FAIL", why(e));
+            }
+            // The same application with exactly_once_v2 (transactional producers, sendOffsetsToTransaction
+            // with the group's metadata, read_committed): its own application.id and output topic.
+            try {
+                admin.createTopics(List.of(new NewTopic(out + "-eos", partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                Map<String, Long> gotEos = new TreeMap<>();
+                String f = wordCount(bootstrap, app + "-eos", in, out + "-eos", StreamsConfig.EXACTLY_ONCE_V2, stateDir + "-eos", want, gotEos);
+                step("wordcount_eos", f == null ? "PASS" : "FAIL", f == null ? "exactly_once_v2: " + want.size() + " words, "
+                     + want.values().stream().mapToLong(Long::longValue).sum() + " counted (read_committed)" : "exactly_once_v2: " + f);
+                System.out.println("OUTPUT_EOS " + counts(gotEos));
+            } catch (Exception e) {
+                step("wordcount_eos", "FAIL", why(e));
             }
         }
         System.out.println("DONE");

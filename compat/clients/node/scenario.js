@@ -3,7 +3,55 @@
 // driver (require) and the @platformatic/kafka driver (import) can load it.
 'use strict'
 
-const TX_SKIP = 'transactions not built yet in Sluice'
+// The transactions step (../README.md): on TOPIC-txn, a transactional producer commits 30 records
+// (and the group GROUP-txn's offset TXN_OFFSET for TOPIC partition 0 where the client can send
+// offsets), aborts 20, commits 10. Record i of transaction t has key "k<i>", value
+// "<client>-<TXN_TAGS[t]>-<i>" and goes to partition i % 3. A read_committed and a read_uncommitted
+// consumer print what they read as TXN lines, the group's offset is printed as TXNOFFSET;
+// run_matrix.py checks them.
+const TXN_TAGS = ['c', 'a', 'c2']
+const TXN_COUNTS = [30, 20, 10]
+const TXN_OFFSET = 7
+
+// [{partition, key, value}] of transaction t's records (t = 0, 1, 2).
+function txnRecords (t, client, partitions) {
+  const r = []
+  for (let i = 0; i < TXN_COUNTS[t]; i++) r.push({ partition: i % partitions, key: 'k' + i, value: `${client}-${TXN_TAGS[t]}-${i}` })
+  return r
+}
+
+// Counts the TXN records of one view ("committed" or "uncommitted"): done() once `want` were read
+// and 1 s more passed (an extra record is a failure too), or after 30 s.
+class TxnReader {
+  constructor (view, want) {
+    this.view = view
+    this.want = want
+    this.got = 0
+    this.deadline = Date.now() + 30000
+  }
+
+  rec (partition, offset, k, v) {
+    out(`TXN\t${this.view}\t${partition}\t${offset}\t${k}\t${v}`)
+    if (++this.got === this.want) this.deadline = Math.min(this.deadline, Date.now() + 1000)
+  }
+
+  done () { return Date.now() >= this.deadline }
+}
+
+// Calls fetch() (the group's committed offset for TOPIC partition 0, -1 when none) until it answers
+// TXN_OFFSET, for at most 15 s (the offset shows once the COMMIT marker is in __consumer_offsets);
+// prints TXNOFFSET with the last answer and returns it.
+async function txnWaitOffset (fetch) {
+  const deadline = Date.now() + 15000
+  for (;;) {
+    const o = await fetch()
+    if (o === TXN_OFFSET || Date.now() > deadline) {
+      out(`TXNOFFSET ${o}`)
+      return o
+    }
+    await sleep(200)
+  }
+}
 
 class Skip extends Error {}
 
@@ -74,4 +122,4 @@ async function waitTopicGone (listTopics, topic) {
   return 'DeleteTopics, no longer listed'
 }
 
-module.exports = { TX_SKIP, Skip, args, out, step, key, value, Reads, sleep, waitTopicGone }
+module.exports = { Skip, args, out, step, key, value, Reads, sleep, waitTopicGone, TXN_OFFSET, txnRecords, TxnReader, txnWaitOffset }

@@ -12,7 +12,7 @@ import aiokafka
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic, RecordsToDelete
 
-from scenario import TX_SKIP, Args, Reads, Skip, headers, key, out, phase_done, value
+from scenario import TXN_OFFSET, Args, Reads, Skip, TxnReader, headers, key, out, phase_done, txn_records, value
 
 
 async def step(name, coro_fn):
@@ -121,6 +121,56 @@ async def main():
         return "partition 0 low watermark 10, earliest 10"
     await step("delete_records", delete_records)
 
+    async def transactions():
+        tx_topic, tx_group = a.topic + "-txn", a.group + "-txn"
+        await admin.create_topics([NewTopic(tx_topic, a.partitions, 1)], timeout_ms=30000)
+        p = AIOKafkaProducer(bootstrap_servers=a.bootstrap, transactional_id="%s-txn-%s" % (a.group, a.client),
+                             acks="all", enable_idempotence=True)
+        await p.start()  # InitProducerId for the transactional id
+        try:
+            for t in range(3):
+                await p.begin_transaction()
+                futs = [await p.send(tx_topic, key=k.encode(), value=v.encode(), partition=part)
+                        for part, k, v in txn_records(t, a.client, a.partitions)]
+                if t == 0:
+                    await p.send_offsets_to_transaction({TopicPartition(a.topic, 0): TXN_OFFSET}, tx_group)
+                await asyncio.wait_for(asyncio.gather(*futs), 60)  # every record sent before the commit or abort
+                if t == 1:
+                    await p.abort_transaction()
+                else:
+                    await p.commit_transaction()
+        finally:
+            await p.stop()
+        counts = []
+        for view, want in (("committed", 40), ("uncommitted", 60)):
+            c = AIOKafkaConsumer(bootstrap_servers=a.bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+                                 isolation_level="read_" + view)
+            await c.start()
+            try:
+                tps = [TopicPartition(tx_topic, part) for part in range(a.partitions)]
+                c.assign(tps)
+                await c.seek_to_beginning(*tps)
+                r = TxnReader(view, want)
+                while not r.done():
+                    for tp, msgs in (await c.getmany(timeout_ms=200)).items():
+                        for m in msgs:
+                            r.rec(m.partition, m.offset, m.key.decode(), m.value.decode())
+            finally:
+                await c.stop()
+            counts.append(r.got)
+        deadline = time.monotonic() + 15  # the offset shows once the COMMIT marker is in __consumer_offsets
+        while True:
+            o = (await admin.list_consumer_group_offsets(tx_group, partitions=[TopicPartition(a.topic, 0)])).get(
+                TopicPartition(a.topic, 0))
+            off = -1 if o is None else o.offset
+            if off == TXN_OFFSET or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        out("TXNOFFSET %s" % off)
+        return ("3 transactions (commit 30 + send_offsets_to_transaction, abort 20, commit 10); read_committed %d, "
+                "read_uncommitted %d, group offset %s" % (counts[0], counts[1], off))
+    await step("transactions", transactions)
+
     async def delete():
         await admin.delete_topics([a.topic], timeout_ms=30000)
         deadline = time.monotonic() + 30
@@ -130,7 +180,6 @@ async def main():
             await asyncio.sleep(0.2)
         return "DeleteTopics, no longer listed"
     await step("delete", delete)
-    out("STEP transactions SKIP " + TX_SKIP)
     await admin.close()
     out("DONE")
 

@@ -5,7 +5,14 @@ import sys
 import time
 import traceback
 
-TX_SKIP = "transactions not built yet in Sluice"
+# The transactions step (../README.md): on TOPIC-txn, a transactional producer commits 30 records (and
+# the group GROUP-txn's offset TXN_OFFSET for TOPIC partition 0 where the client can send offsets),
+# aborts 20, commits 10. Record i of transaction t has key "k<i>", value "<client>-<TXN_TAGS[t]>-<i>"
+# and goes to partition i % 3. A read_committed and a read_uncommitted consumer print what they read
+# as TXN lines, the group's offset is printed as TXNOFFSET; run_matrix.py checks them.
+TXN_TAGS = ("c", "a", "c2")
+TXN_COUNTS = (30, 20, 10)
+TXN_OFFSET = 7
 
 
 class Skip(Exception):
@@ -98,3 +105,44 @@ def check_split(owned_a, owned_b, revoked_a, partitions):
     if sorted(revoked_a) != sorted(b):
         raise AssertionError("A revoked %s but B owns %s (not incremental)" % (sorted(revoked_a), sorted(b)))
     return "A %s + B %s, A revoked only %s" % (sorted(a), sorted(b), sorted(revoked_a))
+
+
+def txn_records(t, client, partitions):
+    """(partition, key, value) of transaction t's records (t = 0, 1, 2)."""
+    return [(i % partitions, "k%d" % i, "%s-%s-%d" % (client, TXN_TAGS[t], i)) for i in range(TXN_COUNTS[t])]
+
+
+def txn_rec(view, partition, offset, k, v):
+    """Prints one record a consumer read from TOPIC-txn; view is "committed" or "uncommitted"."""
+    out("TXN\t%s\t%d\t%d\t%s\t%s" % (view, partition, offset, k, v))
+
+
+class TxnReader:
+    """Counts the TXN records of one view: done() once `want` were read and 1 s more passed (an extra
+    record is a failure too), or after 30 s."""
+
+    def __init__(self, view, want):
+        self.view, self.want, self.got = view, want, 0
+        self.deadline = time.monotonic() + 30
+
+    def rec(self, partition, offset, k, v):
+        txn_rec(self.view, partition, offset, k, v)
+        self.got += 1
+        if self.got == self.want:
+            self.deadline = min(self.deadline, time.monotonic() + 1)
+
+    def done(self):
+        return time.monotonic() >= self.deadline
+
+
+def txn_wait_offset(fetch, sleep=time.sleep):
+    """Calls fetch() (the group's committed offset for TOPIC partition 0, None when there is none)
+    until it answers TXN_OFFSET, for at most 15 s (the offset shows once the COMMIT marker is in
+    __consumer_offsets); prints TXNOFFSET with the last answer and returns it."""
+    deadline = time.monotonic() + 15
+    while True:
+        o = fetch()
+        if o == TXN_OFFSET or time.monotonic() > deadline:
+            out("TXNOFFSET %s" % (-1 if o is None else o))
+            return o
+        sleep(0.2)

@@ -267,6 +267,8 @@ func main() {
 		return "partition 0 low watermark 10, earliest 10", nil
 	})
 
+	scenario.Step("transactions", func() (string, error) { return transactions(a, adm, ctx) })
+
 	scenario.Step("delete", func() (string, error) {
 		rs, err := adm.DeleteTopics(ctx(), []string{topic})
 		if err == nil && rs[0].Error.Code() != kafka.ErrNoError {
@@ -284,6 +286,127 @@ func main() {
 			return ok, nil
 		})
 	})
-	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")
+}
+
+// transactions: the matrix's transactions step (scenario.TxnTags) with a transactional Producer; the
+// group's offset goes through SendOffsetsToTransaction with the metadata of a consumer of the group
+// that never joins it (generation -1), as a consume-transform-produce loop would pass its own.
+func transactions(a scenario.Args, adm *kafka.AdminClient, ctx func() context.Context) (string, error) {
+	txTopic, txGroup := a.Topic+"-txn", a.Group+"-txn"
+	rs, err := adm.CreateTopics(ctx(), []kafka.TopicSpecification{{Topic: txTopic, NumPartitions: a.Partitions, ReplicationFactor: 1}})
+	if err == nil && rs[0].Error.Code() != kafka.ErrNoError {
+		err = rs[0].Error
+	}
+	if err != nil {
+		return "", err
+	}
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": a.Bootstrap, "transactional.id": a.Group + "-txn-" + client,
+		"acks": "all", "linger.ms": 5})
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	go func() { // delivery reports are checked by Flush's count; drain the rest
+		for range p.Events() {
+		}
+	}()
+	gc, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": a.Bootstrap, "group.id": txGroup})
+	if err != nil {
+		return "", err
+	}
+	defer gc.Close()
+	if err := p.InitTransactions(ctx()); err != nil {
+		return "", fmt.Errorf("InitTransactions: %w", err)
+	}
+	for t := range scenario.TxnTags {
+		if err := p.BeginTransaction(); err != nil {
+			return "", fmt.Errorf("transaction %d: begin: %w", t+1, err)
+		}
+		dr := make(chan kafka.Event, scenario.TxnCounts[t])
+		for i := 0; i < scenario.TxnCounts[t]; i++ {
+			m := &kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &txTopic, Partition: int32(i % a.Partitions)},
+				Key: []byte(scenario.TxnKey(i)), Value: []byte(scenario.TxnValue(t, i, client))}
+			if err := p.Produce(m, dr); err != nil {
+				return "", fmt.Errorf("transaction %d: produce: %w", t+1, err)
+			}
+		}
+		for i := 0; i < scenario.TxnCounts[t]; i++ { // every record delivered before the commit or abort
+			select {
+			case e := <-dr:
+				if m, ok := e.(*kafka.Message); ok && m.TopicPartition.Error != nil {
+					return "", fmt.Errorf("transaction %d: delivery: %w", t+1, m.TopicPartition.Error)
+				}
+			case <-time.After(60 * time.Second):
+				return "", fmt.Errorf("transaction %d: %d of %d delivery reports in 60 s", t+1, i, scenario.TxnCounts[t])
+			}
+		}
+		if t == 0 {
+			md, err := gc.GetConsumerGroupMetadata()
+			if err != nil {
+				return "", err
+			}
+			offs := []kafka.TopicPartition{{Topic: &a.Topic, Partition: 0, Offset: scenario.TxnOffset}}
+			if err := p.SendOffsetsToTransaction(ctx(), offs, md); err != nil {
+				return "", fmt.Errorf("transaction 1: SendOffsetsToTransaction: %w", err)
+			}
+		}
+		if t == 1 {
+			err = p.AbortTransaction(ctx())
+		} else {
+			err = p.CommitTransaction(ctx())
+		}
+		if err != nil {
+			return "", fmt.Errorf("transaction %d: end: %w", t+1, err)
+		}
+	}
+	read := func(view string, want int) (int, error) {
+		level := "read_committed"
+		if view == "uncommitted" {
+			level = "read_uncommitted"
+		}
+		c, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": a.Bootstrap, "group.id": txGroup + "-" + view,
+			"isolation.level": level, "enable.auto.commit": false})
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		var tps []kafka.TopicPartition
+		for part := 0; part < a.Partitions; part++ {
+			tps = append(tps, kafka.TopicPartition{Topic: &txTopic, Partition: int32(part), Offset: kafka.OffsetBeginning})
+		}
+		if err := c.Assign(tps); err != nil {
+			return 0, err
+		}
+		return scenario.TxnReadUntil(view, want, func(d time.Duration) []scenario.TxnRecord {
+			if m, ok := c.Poll(int(d.Milliseconds())).(*kafka.Message); ok {
+				return []scenario.TxnRecord{{Partition: m.TopicPartition.Partition, Offset: int64(m.TopicPartition.Offset),
+					Key: string(m.Key), Value: string(m.Value)}}
+			}
+			return nil
+		}), nil
+	}
+	rc, err := read("committed", 40)
+	if err != nil {
+		return "", err
+	}
+	ru, err := read("uncommitted", 60)
+	if err != nil {
+		return "", err
+	}
+	off, err := scenario.TxnWaitOffset(func() (int64, error) {
+		r, err := gc.Committed([]kafka.TopicPartition{{Topic: &a.Topic, Partition: 0}}, 10000)
+		if err != nil {
+			return -1, err
+		}
+		if r[0].Error != nil {
+			return -1, r[0].Error
+		}
+		return int64(r[0].Offset), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("3 transactions (commit 30 + SendOffsetsToTransaction, abort 20, commit 10); read_committed %d, "+
+		"read_uncommitted %d, group offset %d", rc, ru, off), nil
 }

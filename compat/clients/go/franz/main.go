@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/compat/clients/scenario"
 )
@@ -183,6 +184,8 @@ func main() {
 		return "partition 0 low watermark 10, earliest 10", nil
 	})
 
+	scenario.Step("transactions", func() (string, error) { return transactions(a, seed, adm, ctx) })
+
 	scenario.Step("delete", func() (string, error) {
 		rs, err := adm.DeleteTopics(ctx(30*time.Second), a.Topic)
 		if err != nil {
@@ -196,7 +199,6 @@ func main() {
 			return err == nil && td.Has(a.Topic), err
 		})
 	})
-	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")
 }
 
@@ -311,4 +313,113 @@ func rebalance(a scenario.Args, seed kgo.Opt) (string, error) {
 		return "", fmt.Errorf("A revoked %v but B owns %v (not incremental; A events %v)", rev, sb, ev)
 	}
 	return fmt.Sprintf("A %v + B %v, A revoked only %v %v", ma.snapshot(), sb, rev, ev), nil
+}
+
+// transactions: the matrix's transactions step (scenario.TxnTags). franz-go sends offsets only from a
+// GroupTransactSession (the offsets of what the session polled in its group): the session joins the
+// group Group-txn on Topic and polls one record, and PreTxnCommitFnContext sets the TxnOffsetCommit
+// that End sends to Topic partition 0 offset 7 (the session's generation and member id stay). The
+// session would commit the polled record's offset again in the third transaction: that commit is set
+// to partition 0 offset 7 as well.
+func transactions(a scenario.Args, seed kgo.Opt, adm *kadm.Client, ctx func(time.Duration) context.Context) (string, error) {
+	txTopic, txGroup := a.Topic+"-txn", a.Group+"-txn"
+	rs, err := adm.CreateTopics(ctx(30*time.Second), int32(a.Partitions), 1, nil, txTopic)
+	if err != nil {
+		return "", err
+	}
+	if r, err := rs.On(txTopic, nil); err != nil || r.Err != nil {
+		return "", errors.Join(err, r.Err)
+	}
+	s, err := kgo.NewGroupTransactSession(seed, kgo.TransactionalID(a.Group+"-txn-"+client),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ConsumerGroup(txGroup), kgo.ConsumeTopics(a.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	// Poll until the session has consumed something: End commits offsets only then.
+	polled := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for polled == 0 && time.Now().Before(deadline) {
+		fs := s.PollRecords(ctx(time.Second), 1)
+		fs.EachRecord(func(*kgo.Record) { polled++ })
+	}
+	if polled == 0 {
+		return "", fmt.Errorf("the GroupTransactSession consumed nothing of %s in 60 s", a.Topic)
+	}
+	for t := range scenario.TxnTags {
+		if err := s.Begin(); err != nil {
+			return "", fmt.Errorf("transaction %d: begin: %w", t+1, err)
+		}
+		recs := make([]*kgo.Record, scenario.TxnCounts[t])
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: txTopic, Partition: int32(i % a.Partitions), Key: []byte(scenario.TxnKey(i)),
+				Value: []byte(scenario.TxnValue(t, i, client))}
+		}
+		if err := s.ProduceSync(ctx(60*time.Second), recs...).FirstErr(); err != nil {
+			return "", fmt.Errorf("transaction %d: produce: %w", t+1, err)
+		}
+		c := ctx(60 * time.Second)
+		if t != 1 {
+			c = kgo.PreTxnCommitFnContext(c, func(req *kmsg.TxnOffsetCommitRequest) error {
+				p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+				p.Partition, p.Offset, p.LeaderEpoch = 0, scenario.TxnOffset, -1
+				tp := kmsg.NewTxnOffsetCommitRequestTopic()
+				tp.Topic, tp.Partitions = a.Topic, []kmsg.TxnOffsetCommitRequestTopicPartition{p}
+				req.Topics = []kmsg.TxnOffsetCommitRequestTopic{tp}
+				return nil
+			})
+		}
+		committed, err := s.End(c, kgo.TransactionEndTry(t != 1))
+		if err != nil {
+			return "", fmt.Errorf("transaction %d: end: %w", t+1, err)
+		}
+		if committed != (t != 1) {
+			return "", fmt.Errorf("transaction %d: End answered committed=%v", t+1, committed)
+		}
+	}
+	s.Close()
+	read := func(view string, level kgo.IsolationLevel, want int) (int, error) {
+		at := map[int32]kgo.Offset{}
+		for p := 0; p < a.Partitions; p++ {
+			at[int32(p)] = kgo.NewOffset().AtStart()
+		}
+		c, err := kgo.NewClient(seed, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txTopic: at}),
+			kgo.FetchIsolationLevel(level))
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return scenario.TxnReadUntil(view, want, func(d time.Duration) []scenario.TxnRecord {
+			var out []scenario.TxnRecord
+			c.PollFetches(ctx(d)).EachRecord(func(r *kgo.Record) {
+				out = append(out, scenario.TxnRecord{Partition: r.Partition, Offset: r.Offset, Key: string(r.Key), Value: string(r.Value)})
+			})
+			return out
+		}), nil
+	}
+	rc, err := read("committed", kgo.ReadCommitted(), 40)
+	if err != nil {
+		return "", err
+	}
+	ru, err := read("uncommitted", kgo.ReadUncommitted(), 60)
+	if err != nil {
+		return "", err
+	}
+	off, err := scenario.TxnWaitOffset(func() (int64, error) {
+		os, err := adm.FetchOffsets(ctx(10*time.Second), txGroup)
+		if err != nil {
+			return -1, err
+		}
+		o, ok := os.Lookup(a.Topic, 0)
+		if !ok {
+			return -1, nil
+		}
+		return o.At, o.Err
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("3 transactions (GroupTransactSession: commit 30 + offsets, abort 20, commit 10 (+ the same offset)); "+
+		"read_committed %d, read_uncommitted %d, group offset %d", rc, ru, off), nil
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -177,6 +178,8 @@ func main() {
 		return "partition 0 deleted before 10, earliest 10 (sarama returns no low watermark)", nil
 	})
 
+	scenario.Step("transactions", func() (string, error) { return transactions(a, brokers, adm) })
+
 	scenario.Step("delete", func() (string, error) {
 		if err := adm.DeleteTopic(a.Topic); err != nil {
 			return "", err
@@ -187,7 +190,6 @@ func main() {
 			return err == nil && ok, err
 		})
 	})
-	scenario.Skip("transactions", "transactions not built yet in Sluice")
 	scenario.Printf("DONE")
 }
 
@@ -346,4 +348,115 @@ func rebalance(a scenario.Args, brokers []string) (string, error) {
 		return "", fmt.Errorf("A gave up %v but B owns %v (not incremental)", rev, sb)
 	}
 	return fmt.Sprintf("A %v + B %v, A gave up only %v", sa, sb, rev), nil
+}
+
+// transactions: the matrix's transactions step (scenario.TxnTags) with a transactional SyncProducer
+// (Producer.Transaction.ID; AddOffsetsToTxn for the group's offset) and two partition consumers.
+func transactions(a scenario.Args, brokers []string, adm sarama.ClusterAdmin) (string, error) {
+	txTopic, txGroup := a.Topic+"-txn", a.Group+"-txn"
+	if err := adm.CreateTopic(txTopic, &sarama.TopicDetail{NumPartitions: int32(a.Partitions), ReplicationFactor: 1}, false); err != nil {
+		return "", err
+	}
+	c := config()
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Idempotent = true
+	c.Producer.Transaction.ID = a.Group + "-txn-" + client
+	c.Net.MaxOpenRequests = 1
+	c.Producer.Return.Successes = true
+	c.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(brokers, c)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	for t := range scenario.TxnTags {
+		if err := p.BeginTxn(); err != nil {
+			return "", fmt.Errorf("transaction %d: begin: %w", t+1, err)
+		}
+		msgs := make([]*sarama.ProducerMessage, scenario.TxnCounts[t])
+		for i := range msgs {
+			msgs[i] = &sarama.ProducerMessage{Topic: txTopic, Partition: int32(i % a.Partitions),
+				Key: sarama.StringEncoder(scenario.TxnKey(i)), Value: sarama.StringEncoder(scenario.TxnValue(t, i, client))}
+		}
+		if err := p.SendMessages(msgs); err != nil {
+			return "", fmt.Errorf("transaction %d: produce: %w", t+1, err)
+		}
+		if t == 0 {
+			offs := map[string][]*sarama.PartitionOffsetMetadata{a.Topic: {{Partition: 0, Offset: scenario.TxnOffset, LeaderEpoch: -1}}}
+			if err := p.AddOffsetsToTxn(offs, txGroup); err != nil {
+				return "", fmt.Errorf("transaction 1: AddOffsetsToTxn: %w", err)
+			}
+		}
+		if t == 1 {
+			err = p.AbortTxn()
+		} else {
+			err = p.CommitTxn()
+		}
+		if err != nil {
+			return "", fmt.Errorf("transaction %d: end: %w", t+1, err)
+		}
+	}
+	read := func(view string, level sarama.IsolationLevel, want int) (int, error) {
+		cc := config()
+		cc.Consumer.IsolationLevel = level
+		cc.Consumer.MaxWaitTime = 200 * time.Millisecond
+		cons, err := sarama.NewConsumer(brokers, cc)
+		if err != nil {
+			return 0, err
+		}
+		defer cons.Close()
+		recs := make(chan *sarama.ConsumerMessage, 100)
+		for part := 0; part < a.Partitions; part++ {
+			pc, err := cons.ConsumePartition(txTopic, int32(part), sarama.OffsetOldest)
+			if err != nil {
+				return 0, err
+			}
+			defer pc.AsyncClose()
+			go func() {
+				for m := range pc.Messages() {
+					recs <- m
+				}
+			}()
+		}
+		return scenario.TxnReadUntil(view, want, func(d time.Duration) []scenario.TxnRecord {
+			var out []scenario.TxnRecord
+			timer := time.NewTimer(d)
+			defer timer.Stop()
+			for {
+				select {
+				case m := <-recs:
+					out = append(out, scenario.TxnRecord{Partition: m.Partition, Offset: m.Offset, Key: string(m.Key), Value: string(m.Value)})
+				case <-timer.C:
+					return out
+				}
+			}
+		}), nil
+	}
+	rc, err := read("committed", sarama.ReadCommitted, 40)
+	if err != nil {
+		return "", err
+	}
+	ru, err := read("uncommitted", sarama.ReadUncommitted, 60)
+	if err != nil {
+		return "", err
+	}
+	off, err := scenario.TxnWaitOffset(func() (int64, error) {
+		r, err := adm.ListConsumerGroupOffsets(txGroup, map[string][]int32{a.Topic: {0}})
+		if err != nil {
+			return -1, err
+		}
+		b := r.GetBlock(a.Topic, 0)
+		if b == nil {
+			return -1, nil
+		}
+		if !errors.Is(b.Err, sarama.ErrNoError) {
+			return b.Offset, b.Err
+		}
+		return b.Offset, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("3 transactions (commit 30 + AddOffsetsToTxn, abort 20, commit 10); read_committed %d, "+
+		"read_uncommitted %d, group offset %d", rc, ru, off), nil
 }

@@ -177,3 +177,70 @@ func PhaseDone(got, want int) (string, error) {
 	}
 	return fmt.Sprintf("%d records, committed", got), nil
 }
+
+// The transactions step (../../README.md): on Topic-txn, a transactional producer commits TxnCounts[0]
+// records (and the group Group-txn's offset TxnOffset for Topic partition 0 where the client can send
+// offsets), aborts TxnCounts[1], commits TxnCounts[2]. Record i of transaction t has key "k<i>", value
+// "<client>-<TxnTags[t]>-<i>" and goes to partition i % 3. Drivers print what a read_committed and a
+// read_uncommitted consumer read as TXN lines and the group's offset as TXNOFFSET; run_matrix.py checks.
+var (
+	TxnTags   = []string{"c", "a", "c2"}
+	TxnCounts = []int{30, 20, 10}
+)
+
+// TxnOffset is the offset sent for the group Group-txn on Topic partition 0 in the first transaction.
+const TxnOffset = 7
+
+// TxnKey, TxnValue: record i of transaction t (0, 1, 2) for client c.
+func TxnKey(i int) string                { return fmt.Sprintf("k%d", i) }
+func TxnValue(t, i int, c string) string { return fmt.Sprintf("%s-%s-%d", c, TxnTags[t], i) }
+
+// TxnRec prints one record a consumer read from Topic-txn; view is "committed" or "uncommitted".
+func TxnRec(view string, partition int32, offset int64, key, value string) {
+	Printf("TXN\t%s\t%d\t%d\t%s\t%s", view, partition, offset, key, value)
+}
+
+// TxnReadUntil polls with next() until want records were read or 30 s passed, then 1 s more (an
+// extra record is a failure too); next returns the records of one poll. Returns how many were read.
+func TxnReadUntil(view string, want int, next func(time.Duration) []TxnRecord) int {
+	got := 0
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range next(200 * time.Millisecond) {
+			got++
+			TxnRec(view, r.Partition, r.Offset, r.Key, r.Value)
+		}
+		if got >= want {
+			if grace := time.Now().Add(time.Second); grace.Before(deadline) {
+				deadline = grace
+			}
+			want = 1 << 30
+		}
+	}
+	return got
+}
+
+// TxnRecord is one consumed record of Topic-txn.
+type TxnRecord struct {
+	Partition  int32
+	Offset     int64
+	Key, Value string
+}
+
+// TxnWaitOffset polls fetch() (the group's committed offset for Topic partition 0) until it answers
+// TxnOffset, for at most 15 s (the offset shows once the COMMIT marker is in __consumer_offsets);
+// prints TXNOFFSET with the last answer.
+func TxnWaitOffset(fetch func() (int64, error)) (int64, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		o, err := fetch()
+		if (err == nil && o == TxnOffset) || time.Now().After(deadline) {
+			if err != nil {
+				return o, fmt.Errorf("committed offset: %w", err)
+			}
+			Printf("TXNOFFSET %d", o)
+			return o, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
