@@ -45,6 +45,7 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
                                                                          int64_t producer_id, int16_t producer_epoch,
                                                                          bool verify_only,
                                                                          const std::vector<request::add_partitions_to_txn_topic>& topics) {
+  if (id.empty()) co_return answer_all(topics, {}, error_code::invalid_request);  // Kafka: before anything else
   txn::add_partitions_request r;
   r.transactional_id = id;
   r.producer_id = producer_id;

@@ -4,6 +4,7 @@
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 #include "broker/call_on.h"
 #include "broker/handlers/handlers.h"
+#include "broker/topic_name.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -21,7 +22,9 @@ task<response> describe_producers(broker_services& svc, request_context&, protoc
       response::partition_response pr;
       pr.partition_index = index;
       auto p = partition_of(topic, index);
-      if (!p) {
+      if (invalid_topic_name_reason(t.name)) {
+        pr.error_code = error_code::invalid_topic_exception;  // Kafka checks the name first
+      } else if (!p) {
         pr.error_code = missing_partition_error(topic, index);
       } else if (!p->is_leader()) {
         pr.error_code = error_code::not_leader_or_follower;

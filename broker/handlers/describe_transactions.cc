@@ -16,7 +16,12 @@ task<response> describe_transactions(broker_services& svc, request_context&, pro
     response::transaction_state st;
     st.transactional_id = id;
     // An id with an error keeps the schema's defaults (0), as Kafka answers it.
-    auto s = txn_shard(svc, id);
+    auto s = id.empty() ? nullptr : txn_shard(svc, id);
+    if (id.empty()) {
+      st.error_code = error_code::invalid_request;  // Kafka: an empty id is not looked up
+      resp.transaction_states.push_back(std::move(st));
+      continue;
+    }
     if (!s) {
       st.error_code = error_code::not_coordinator;
       resp.transaction_states.push_back(std::move(st));

@@ -13,6 +13,10 @@ task<protocol::end_txn_response> end_txn(broker_services& svc, request_context& 
   protocol::end_txn_response resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
+  if (req.transactional_id.empty()) {  // Kafka: INVALID_REQUEST before the coordinator
+    resp.error_code = error_code::invalid_request;
+    co_return resp;
+  }
   auto s = txn_shard(svc, req.transactional_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;

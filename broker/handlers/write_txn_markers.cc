@@ -25,7 +25,11 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
         response::writable_txn_marker_partition_result pr;
         pr.partition_index = index;
         auto p = partition_of(topic, index);
-        if (!p) {
+        if (m.producer_id < 0) {
+          // No producer: Kafka fails the whole marker with UNKNOWN_SERVER_ERROR (every partition, known or not);
+          // nothing is written.
+          pr.error_code = error_code::unknown_server_error;
+        } else if (!p) {
           pr.error_code = missing_partition_error(topic, index);
         } else if (!p->is_leader()) {
           pr.error_code = error_code::not_leader_or_follower;
