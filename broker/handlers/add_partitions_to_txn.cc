@@ -4,8 +4,10 @@
 //
 // Kafka's checks before the coordinator (KafkaApis.handleAddPartitionsToTxnRequest): a partition of an unknown
 // topic, or beyond its partition count, answers UNKNOWN_TOPIC_OR_PARTITION and every other partition of that
-// transaction OPERATION_NOT_ATTEMPTED. The coordinator then answers every partition with one error.
+// transaction OPERATION_NOT_ATTEMPTED; so does a partition of an internal topic (TOPIC_AUTHORIZATION_FAILED, as
+// Kafka: producers may not write them). The coordinator then answers every partition with one error.
 #include <map>
+#include <set>
 
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
@@ -24,14 +26,13 @@ std::vector<response::add_partitions_to_txn_topic_result> answer_all(
     error_code rest) {
   std::vector<response::add_partitions_to_txn_topic_result> out;
   std::map<std::string, size_t> where;  // a topic named twice is answered once
+  std::set<std::pair<size_t, int32_t>> answered;  // (topic entry, partition): each answered once, in O(n log n)
   for (const auto& t : topics) {
     auto [it, fresh] = where.emplace(t.name, out.size());
     if (fresh) out.push_back({t.name, {}, {}});
     auto& tr = out[it->second];
     for (int32_t p : t.partitions) {
-      bool seen = false;
-      for (const auto& pr : tr.results_by_partition) seen = seen || pr.partition_index == p;
-      if (seen) continue;
+      if (!answered.emplace(it->second, p).second) continue;
       auto found = own.find({t.name, p});
       tr.results_by_partition.push_back({p, found == own.end() ? rest : found->second, {}});
     }
@@ -56,6 +57,9 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
     for (int32_t p : t.partitions) {
       if (!topic || p < 0 || p >= static_cast<int32_t>(topic->partitions.size())) {
         unknown[{t.name, p}] = error_code::unknown_topic_or_partition;
+      } else if (topic->internal) {
+        // Kafka: a producer may not write an internal topic (it is not authorized to; no markers go there).
+        unknown[{t.name, p}] = error_code::topic_authorization_failed;
       } else {
         r.partitions.push_back({t.name, p});
       }

@@ -9,6 +9,7 @@
 // OffsetMetadataManager.commitTransactionalOffset), every partition carrying a request-level error.
 #include "base/logging.h"
 #include "broker/group_service.h"
+#include "broker/groups/partition_for_group.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -50,23 +51,33 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
       where.emplace_back(ti, pi);
     }
   }
-  // The producer must be the transaction's current one (Kafka 4.x verifies it with the transaction coordinator
-  // before the append, KIP-890): another epoch answers INVALID_PRODUCER_EPOCH, an unknown producer id
-  // INVALID_PRODUCER_ID_MAPPING. Checked when the coordinator of the transactional id is here (single node
-  // always); otherwise the log's epoch check is what fences a stale producer.
+  // The producer must be the transaction's current one, and its transaction must have added the group's
+  // __consumer_offsets partition (AddOffsetsToTxn): Kafka 4.x verifies that with the transaction coordinator
+  // before the append (KIP-890). Another epoch answers INVALID_PRODUCER_EPOCH, another producer id
+  // INVALID_PRODUCER_ID_MAPPING (also an id the coordinator does not know), a partition not in the ongoing
+  // transaction INVALID_TXN_STATE (v0-3) or TRANSACTION_ABORTABLE (v4), as Kafka 4.4 answers. Checked when the coordinator of the transactional id is on
+  // this broker (single node always); otherwise the log's epoch check is what fences a stale producer.
   error_code verified = error_code::none;
-  if (!r.partitions.empty()) {
+  auto offsets_topic = svc.topics.find(consumer_offsets_topic);
+  // An empty group id is INVALID_GROUP_ID first (the coordinator answers it).
+  if (!r.partitions.empty() && !req.group_id.empty() && offsets_topic && !offsets_topic->partitions.empty()) {
     if (auto ts = svc.txns.shard_for(req.transactional_id); ts && ts->part->is_leader()) {
-      txn::add_partitions_request check{req.transactional_id, req.producer_id, req.producer_epoch, {}};
-      auto op = [check](txn::transaction_coordinator& c) {
+      const txn::topic_partition group_partition{
+          std::string(consumer_offsets_topic),
+          groups::partition_for_group(req.group_id, static_cast<int32_t>(offsets_topic->partitions.size()))};
+      auto op = [id = req.transactional_id, pid = req.producer_id, epoch = req.producer_epoch,
+                 group_partition](txn::transaction_coordinator& c) {
         if (c.state() != txn::transaction_coordinator::load_state::active) return txn::txn_error::none;
-        const auto* m = c.find(check.transactional_id);
-        if (!m || m->producer_id != check.producer_id) return txn::txn_error::invalid_producer_id_mapping;
-        if (m->producer_epoch != check.producer_epoch) return txn::txn_error::invalid_producer_epoch;
+        const auto* m = c.find(id);
+        if (!m || m->producer_id != pid) return txn::txn_error::invalid_producer_id_mapping;
+        if (m->producer_epoch != epoch) return txn::txn_error::invalid_producer_epoch;
+        if (m->state != txn::txn_state::ongoing || !m->partitions.count(group_partition))
+          return txn::txn_error::invalid_txn_state;
         return txn::txn_error::none;
       };
       auto e = co_await coordinator::run_on(svc.txns.coordinators(), ts, std::move(op));
       verified = static_cast<error_code>(static_cast<int16_t>(e));
+      if (verified == error_code::invalid_txn_state && version >= 4) verified = error_code::transaction_abortable;
     }
   }
   if (verified != error_code::none) {
