@@ -55,9 +55,13 @@ std::unique_ptr<groups::group_coordinator> group_service::make_coordinator(shard
 }
 
 kafka_error group_service::ensure_topic() {
-  if (runtime_.loaded()) return {};
+  if (runtime_.loaded() && topics_.find(consumer_offsets_topic)) return {};
   std::lock_guard lock(create_mutex_);
-  if (runtime_.loaded()) return {};
+  if (runtime_.loaded() && topics_.find(consumer_offsets_topic)) return {};
+  if (runtime_.loaded()) {
+    log::warn("groups: {} was deleted; creating it again (its offsets are gone)", consumer_offsets_topic);
+    runtime_.reset();
+  }
   coordinator::internal_topic_spec spec;
   spec.name = std::string(consumer_offsets_topic);
   spec.partitions = config_.offsets_topic_num_partitions;

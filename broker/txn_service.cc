@@ -79,9 +79,13 @@ std::unique_ptr<txn::transaction_coordinator> txn_service::make_coordinator(shar
 }
 
 kafka_error txn_service::ensure_topic() {
-  if (runtime_.loaded()) return {};
+  if (runtime_.loaded() && topics_.find(transaction_state_topic)) return {};
   std::lock_guard lock(create_mutex_);
-  if (runtime_.loaded()) return {};
+  if (runtime_.loaded() && topics_.find(transaction_state_topic)) return {};
+  if (runtime_.loaded()) {
+    log::warn("txn: {} was deleted; creating it again (its transactions are gone)", transaction_state_topic);
+    runtime_.reset();
+  }
   coordinator::internal_topic_spec spec;
   spec.name = std::string(transaction_state_topic);
   spec.partitions = num_partitions_;

@@ -132,6 +132,24 @@ class coordinator_runtime {
     return true;
   }
 
+  /// The topic was deleted (DeleteTopics of an internal topic, which Kafka allows): every shard is unloaded on its
+  /// strand (its callers get NOT_COORDINATOR) and the slots are forgotten, so that the next load() builds them for
+  /// the topic created again. What the deleted topic held is gone, as in Kafka. Any thread.
+  void reset() {
+    std::lock_guard lock(mutex_);
+    auto old = slots_.load();
+    slots_.store(std::make_shared<const std::vector<std::shared_ptr<slot>>>());
+    for (const auto& s : *old) {
+      if (!s) continue;
+      asio::post(s->strand(), [s] {
+        s->shard->unload();
+        s->armed.reset();
+        if (s->timer) s->timer->wake();
+        s->timer.reset();
+      });
+    }
+  }
+
   /// A partition of the topic became led here (replayed, then active) or stopped being led here (unloaded).
   /// Other topics are ignored. Any thread.
   void on_leadership_change(const std::shared_ptr<partition>& p, bool leader) {
