@@ -14,13 +14,9 @@ using protocol::error_code;
 task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& svc, request_context& rc,
                                                                protocol::add_offsets_to_txn_request& req) {
   protocol::add_offsets_to_txn_response resp;
-  if (req.transactional_id.empty()) {  // Kafka: INVALID_REQUEST before the coordinator
-    resp.error_code = error_code::invalid_request;
-    co_return resp;
-  }
-  auto s = txn_shard(svc, req.transactional_id);
+  auto [s, lookup] = txn_shard_for_request(svc, req.transactional_id);
   if (!s) {
-    resp.error_code = error_code::not_coordinator;
+    resp.error_code = lookup;
     co_return resp;
   }
   if (auto err = svc.groups.ensure_topic(); !err.ok()) {

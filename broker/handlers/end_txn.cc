@@ -13,13 +13,9 @@ task<protocol::end_txn_response> end_txn(broker_services& svc, request_context& 
   protocol::end_txn_response resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
-  if (req.transactional_id.empty()) {  // Kafka: INVALID_REQUEST before the coordinator
-    resp.error_code = error_code::invalid_request;
-    co_return resp;
-  }
-  auto s = txn_shard(svc, req.transactional_id);
+  auto [s, lookup] = txn_shard_for_request(svc, req.transactional_id);
   if (!s) {
-    resp.error_code = error_code::not_coordinator;
+    resp.error_code = lookup;
     co_return resp;
   }
   txn::end_txn_request r{req.transactional_id, req.producer_id, req.producer_epoch, req.committed};

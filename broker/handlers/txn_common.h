@@ -3,6 +3,7 @@
 // coordinator's plain types into the protocol's.
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "broker/broker_services.h"
 #include "broker/txn_service.h"
@@ -13,6 +14,15 @@ namespace sluice::broker::handlers {
 /// or, in cluster mode, no replica of its partition here; a shard led elsewhere answers NOT_COORDINATOR itself).
 inline std::shared_ptr<txn_service::shard> txn_shard(broker_services& svc, const std::string& transactional_id) {
   return svc.txns.shard_for(transactional_id);
+}
+
+/// The shard for a request naming `transactional_id`, or the error to answer instead: INVALID_REQUEST for an
+/// empty id (Kafka checks it before anything else), NOT_COORDINATOR when no shard is here.
+inline std::pair<std::shared_ptr<txn_service::shard>, protocol::error_code> txn_shard_for_request(
+    broker_services& svc, const std::string& transactional_id) {
+  if (transactional_id.empty()) return {nullptr, protocol::error_code::invalid_request};
+  auto s = txn_shard(svc, transactional_id);
+  return {s, s ? protocol::error_code::none : protocol::error_code::not_coordinator};
 }
 
 inline protocol::error_code to_protocol(txn::txn_error e) {
