@@ -110,7 +110,7 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
       if (version == 0) pr.old_style_offsets = {pr.offset};
       tr.partitions.push_back(std::move(pr));
     }
-    resp.topics.push_back(std::move(tr));
+    if (!lt.partitions.empty()) resp.topics.push_back(std::move(tr));  // Kafka: no entry for a topic without partitions
   }
   co_return resp;
 }

@@ -52,6 +52,7 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
   }
   response resp;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    if (req.topics[ti].partitions.empty()) continue;  // Kafka: no entry for a topic without partitions
     response::offset_commit_response_topic t;
     t.name = req.topics[ti].name;
     for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {

@@ -47,6 +47,18 @@ std::vector<Topic> by_topic(const std::vector<groups::offset_fetch_partition>& p
   return out;
 }
 
+/// Kafka answers a requested topic without partitions with an entry of its own (no partitions), unlike most APIs.
+template <typename Topic, typename RequestTopics>
+void add_requested_empty_topics(std::vector<Topic>& out, const RequestTopics& requested) {
+  for (const auto& t : requested) {
+    if (!t.partition_indexes.empty()) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const Topic& o) { return o.name == t.name; })) {
+      out.push_back({});
+      out.back().name = t.name;
+    }
+  }
+}
+
 }  // namespace
 
 task<response> offset_fetch(broker_services& svc, request_context& rc, protocol::offset_fetch_request& req) {
@@ -65,6 +77,7 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
       out.group_id = g.group_id;
       out.error_code = to_kafka(r.error);
       out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
+      if (g.topics) add_requested_empty_topics(out.topics, *g.topics);
       resp.groups.push_back(std::move(out));
     }
     co_return resp;
@@ -82,6 +95,7 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
   }
   resp.error_code = to_kafka(r.error);
   resp.topics = by_topic<response::offset_fetch_response_topic, response::offset_fetch_response_partition>(r.partitions);
+  if (req.topics) add_requested_empty_topics(resp.topics, *req.topics);
   co_return resp;
 }
 

@@ -187,7 +187,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
       }
       tr.partition_responses.push_back(std::move(pr));
     }
-    resp.responses.push_back(std::move(tr));
+    if (!td.partition_data.empty()) resp.responses.push_back(std::move(tr));  // Kafka: no entry for a topic without partitions
   }
   for (auto& w : pending) {
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
