@@ -24,17 +24,6 @@ constexpr int64_t marker_retry_ms = 100;       // Kafka's TransactionMarkerChann
 constexpr int64_t marker_retry_max_ms = 2000;  // ... and backs off up to this between rounds
 constexpr int16_t write_txn_markers_version = 1;
 
-template <typename T>
-void read_key(const broker_config& config, const char* key, T& field) {
-  auto it = config.values.find(key);
-  if (it == config.values.end() || it->second.empty()) return;
-  try {
-    field = static_cast<T>(std::stoll(it->second));
-  } catch (...) {
-    log::warn("txn: ignoring bad {}={}", key, it->second);
-  }
-}
-
 }  // namespace
 
 txn_service::txn_service(const broker_config& config, topic_registry& topics, sluice::clock& clock,
@@ -52,16 +41,20 @@ txn_service::txn_service(const broker_config& config, topic_registry& topics, sl
                  log::warn("txn: {} has {} partitions, transaction.state.log.num.partitions is {}; using the topic's",
                            transaction_state_topic, partitions, num_partitions_);
                }) {
-  read_key(config, "transaction.state.log.num.partitions", num_partitions_);
-  read_key(config, "transaction.state.log.replication.factor", replication_factor_);
-  read_key(config, "transaction.state.log.min.isr", min_isr_);
-  read_key(config, "request.timeout.ms", request_timeout_ms_);
-  read_key(config, "transaction.max.timeout.ms", txn_config_.max_timeout_ms);
-  read_key(config, "transactional.id.expiration.ms", txn_config_.transactional_id_expiration_ms);
-  read_key(config, "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-           txn_config_.abort_timed_out_check_interval_ms);
-  read_key(config, "transaction.remove.expired.transaction.cleanup.interval.ms",
-           txn_config_.remove_expired_check_interval_ms);
+  // Values are validated by broker/config.cc (make_config), which also supplies Kafka's defaults.
+  num_partitions_ = static_cast<int32_t>(config_long(config, "transaction.state.log.num.partitions", num_partitions_));
+  replication_factor_ =
+      static_cast<int16_t>(config_long(config, "transaction.state.log.replication.factor", replication_factor_));
+  min_isr_ = static_cast<int32_t>(config_long(config, "transaction.state.log.min.isr", min_isr_));
+  request_timeout_ms_ = config_long(config, "request.timeout.ms", request_timeout_ms_);
+  txn_config_.max_timeout_ms =
+      static_cast<int32_t>(config_long(config, "transaction.max.timeout.ms", txn_config_.max_timeout_ms));
+  txn_config_.transactional_id_expiration_ms =
+      config_long(config, "transactional.id.expiration.ms", txn_config_.transactional_id_expiration_ms);
+  txn_config_.abort_timed_out_check_interval_ms = config_long(
+      config, "transaction.abort.timed.out.transaction.cleanup.interval.ms", txn_config_.abort_timed_out_check_interval_ms);
+  txn_config_.remove_expired_check_interval_ms = config_long(
+      config, "transaction.remove.expired.transaction.cleanup.interval.ms", txn_config_.remove_expired_check_interval_ms);
 }
 
 void txn_service::start() { (void)runtime_.load(); }

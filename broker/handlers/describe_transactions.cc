@@ -16,14 +16,9 @@ task<response> describe_transactions(broker_services& svc, request_context&, pro
     response::transaction_state st;
     st.transactional_id = id;
     // An id with an error keeps the schema's defaults (0), as Kafka answers it.
-    auto s = id.empty() ? nullptr : txn_shard(svc, id);
-    if (id.empty()) {
-      st.error_code = error_code::invalid_request;  // Kafka: an empty id is not looked up
-      resp.transaction_states.push_back(std::move(st));
-      continue;
-    }
+    auto [s, lookup] = txn_shard_for_request(svc, id);  // an empty id is INVALID_REQUEST, not looked up
     if (!s) {
-      st.error_code = error_code::not_coordinator;
+      st.error_code = lookup;
       resp.transaction_states.push_back(std::move(st));
       continue;
     }

@@ -20,17 +20,28 @@ using response = protocol::produce_response;
 
 namespace {
 
-/// Whether any partition's first batch is transactional (a producer writes one kind per request).
-bool has_transactional_batch(const protocol::produce_request& req) {
+/// The partitions whose first batch is transactional, with that batch's producer id and epoch (a producer writes
+/// one kind per request), read once from the batch headers.
+struct transactional_batches {
+  std::vector<txn::topic_partition> partitions;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
+transactional_batches find_transactional(const protocol::produce_request& req) {
+  transactional_batches out;
   for (const auto& td : req.topic_data) {
     for (const auto& pd : td.partition_data) {
       if (!pd.records_ || pd.records_->size() == 0) continue;
       auto h = storage::parse_record_batch_header(
           std::span<const uint8_t>(pd.records_->bytes.data(), pd.records_->bytes.size()));
-      if (h && h->is_transactional()) return true;
+      if (!h || !h->is_transactional()) continue;
+      out.producer_id = h->producer_id;
+      out.producer_epoch = h->producer_epoch;
+      out.partitions.push_back({td.name, pd.index});
     }
   }
-  return false;
+  return out;
 }
 
 /// KIP-890 part 1 (Kafka's transaction.partition.verification.enable, on by default): the partitions of this
@@ -42,24 +53,13 @@ bool has_transactional_batch(const protocol::produce_request& req) {
 /// the log, whose epoch check still fences a stale producer.
 task<std::map<txn::topic_partition, error_code>> verify_transactional(broker_services& svc,
                                                                       const protocol::produce_request& req,
-                                                                      int16_t version) {
+                                                                      transactional_batches batches, int16_t version) {
   std::map<txn::topic_partition, error_code> out;
+  if (batches.partitions.empty()) co_return out;
   auto s = svc.txns.shard_for(*req.transactional_id);
   if (!s || !s->part->is_leader()) co_return out;
-  txn::add_partitions_request r;
-  r.transactional_id = *req.transactional_id;
-  for (const auto& td : req.topic_data) {
-    for (const auto& pd : td.partition_data) {
-      if (!pd.records_ || pd.records_->size() == 0) continue;
-      auto h = storage::parse_record_batch_header(
-          std::span<const uint8_t>(pd.records_->bytes.data(), pd.records_->bytes.size()));
-      if (!h || !h->is_transactional()) continue;
-      r.producer_id = h->producer_id;
-      r.producer_epoch = h->producer_epoch;
-      r.partitions.push_back({td.name, pd.index});
-    }
-  }
-  if (r.partitions.empty()) co_return out;
+  txn::add_partitions_request r{*req.transactional_id, batches.producer_id, batches.producer_epoch,
+                                std::move(batches.partitions)};
   auto op = [r](txn::transaction_coordinator& c) {
     if (c.state() != txn::transaction_coordinator::load_state::active)
       return std::vector<std::pair<txn::topic_partition, txn::txn_error>>{};  // loading: not asked, as elsewhere
@@ -99,7 +99,8 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   std::vector<pending_ack> pending;
   response resp;
   resp.responses.reserve(req.topic_data.size());
-  if (!req.transactional_id.has_value() && has_transactional_batch(req)) {
+  auto transactional = find_transactional(req);
+  if (!req.transactional_id.has_value() && !transactional.partitions.empty()) {
     // Kafka's handleProduceRequest: transactional records need a transactional id (it is what is authorized);
     // the whole request is answered with the error.
     for (const auto& td : req.topic_data) {
@@ -122,7 +123,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   // KIP-890 part 1: transactional data only for partitions the producer's transaction has added.
   std::map<txn::topic_partition, error_code> unverified;
   if (req.transactional_id.has_value()) {
-    auto verify_op = verify_transactional(svc, req, version);
+    auto verify_op = verify_transactional(svc, req, std::move(transactional), version);
     unverified = co_await std::move(verify_op);
   }
   for (auto& td : req.topic_data) {
