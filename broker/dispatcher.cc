@@ -40,8 +40,10 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
   }
   if (h.api_version < entry->min_version || h.api_version > entry->max_version) {
     if (entry->key == protocol::api_key::api_versions) {
-      // KIP-511: answer in v0 with UNSUPPORTED_VERSION and the full list so the client can pick.
+      // KIP-511: answer in v0 with UNSUPPORTED_VERSION and ApiVersions' own range, so the client retries with
+      // a version it has (Kafka's ApiVersionsRequest.getErrorResponse lists the ApiVersions entry only).
       auto reply = handlers::api_versions_list(protocol::error_code::unsupported_version);
+      std::erase_if(reply.api_keys, [](const auto& k) { return k.api_key != static_cast<int16_t>(protocol::api_key::api_versions); });
       co_return outcome{kind::respond, protocol::encode_response(h.correlation_id, int16_t{0}, reply)};
     }
     log::warn("closing connection from {}: {} version {} is not supported (supported {}-{})", s.peer,

@@ -30,6 +30,7 @@ error_code from_storage(storage::errc e) {
     case storage::errc::invalid_producer_epoch: return error_code::invalid_producer_epoch;
     case storage::errc::invalid_txn_state: return error_code::invalid_txn_state;
     case storage::errc::coordinator_fenced: return error_code::transaction_coordinator_fenced;
+    case storage::errc::invalid_timestamp: return error_code::invalid_timestamp;
   }
   return error_code::unknown_server_error;
 }

@@ -93,6 +93,11 @@ void partition::apply_isr(const isr_change& stored) {
   wake_waiters();  // the HW may have moved (a shrink), and acks=-1 waiters re-check min.insync.replicas
 }
 
+bool partition::has_follower(int32_t broker_id) const {
+  if (closed_ || role() != replica_role::leader) return false;
+  return broker_id != self_id_ && std::find(replicas_.begin(), replicas_.end(), broker_id) != replicas_.end();
+}
+
 std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms) {
   if (closed_ || role() != replica_role::leader) return std::nullopt;
   auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == broker_id; });
@@ -211,13 +216,14 @@ bool has_control_batch(std::span<const uint8_t> batches) {
 }
 }  // namespace
 
-result<storage::append_result> partition::append(std::span<uint8_t> batches, storage::append_origin origin) {
+result<storage::append_result> partition::append(std::span<uint8_t> batches, storage::append_origin origin,
+                                                std::vector<storage::record_error>* rejected) {
   if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
   if (has_control_batch(batches))
     return error{storage::errc::invalid_record, "clients may not write control batches"};
   if (role() != replica_role::leader)
     return error{partition_errc::not_leader, topic_ + "-" + std::to_string(index_) + " is not led here"};
-  auto r = log_->append(batches, leader_epoch(), origin);
+  auto r = log_->append(batches, leader_epoch(), origin, rejected);
   if (r) {
     publish_offsets();
     wake_waiters();
@@ -226,13 +232,14 @@ result<storage::append_result> partition::append(std::span<uint8_t> batches, sto
 }
 
 result<storage::append_result> partition::append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas,
-                                                storage::append_origin origin) {
+                                                storage::append_origin origin,
+                                                std::vector<storage::record_error>* rejected) {
   if (acks == -1 && role() == replica_role::leader && isr_size() < min_insync_replicas) {
     return error{partition_errc::not_enough_replicas,
                  "The size of the current ISR " + std::to_string(isr_size()) + " is insufficient to satisfy the min.isr requirement of " +
                      std::to_string(min_insync_replicas) + " for partition " + topic_ + "-" + std::to_string(index_)};
   }
-  return append(batches, origin);
+  return append(batches, origin, rejected);
 }
 
 result<storage::read_result> partition::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {

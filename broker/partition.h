@@ -104,6 +104,9 @@ class partition : public std::enable_shared_from_this<partition> {
   /// Leader: a follower fetched at `fetch_offset` (its LEO). Advances the high watermark, wakes waiters.
   /// Returns a proposed ISR expansion when the follower is out of the ISR and has caught up to the high
   /// watermark (Kafka's maybeExpandIsr), unless a change is already pending.
+  /// Whether `broker_id` is a replica of this partition other than this broker, while it leads (strand only).
+  /// A follower fetch from any other id is NOT_LEADER_OR_FOLLOWER (Kafka's getReplicaOrException).
+  bool has_follower(int32_t broker_id) const;
   std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms);
   /// Leader: proposes removing followers that have not caught up for `lag_max_ms`
   /// (replica.lag.time.max.ms; Kafka's maybeShrinkIsr), unless a change is already pending.
@@ -139,12 +142,15 @@ class partition : public std::enable_shared_from_this<partition> {
   /// by a client (Kafka's LogValidator: only coordinators write control records), errc::not_found after
   /// close().
   /// `origin` coordinator: a coordinator's own write to its internal topic (storage::append_origin).
+  /// `rejected`: receives the records the topic's record rules refused (storage::log::append).
   result<storage::append_result> append(std::span<uint8_t> batches,
-                                        storage::append_origin origin = storage::append_origin::client);
+                                        storage::append_origin origin = storage::append_origin::client,
+                                        std::vector<storage::record_error>* rejected = nullptr);
   /// Produce with acks=-1 (KIP-98 min.insync.replicas): as append(), but refused with
   /// partition_errc::not_enough_replicas while the ISR is smaller than `min_insync_replicas`.
   result<storage::append_result> append(std::span<uint8_t> batches, int16_t acks, int32_t min_insync_replicas,
-                                        storage::append_origin origin = storage::append_origin::client);
+                                        storage::append_origin origin = storage::append_origin::client,
+                                        std::vector<storage::record_error>* rejected = nullptr);
   /// WriteTxnMarkers (leader only): a COMMIT/ABORT marker for the producer (storage::log::append_marker).
   /// Errors: partition_errc::not_leader, storage errc (invalid_producer_epoch, coordinator_fenced, io_error).
   result<storage::log::marker_result> append_marker(int64_t producer_id, int16_t producer_epoch,

@@ -291,6 +291,11 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   c.compression_level.gzip = level("compression.gzip.level", -1);
   c.compression_level.lz4 = level("compression.lz4.level", 9);
   c.compression_level.zstd = level("compression.zstd.level", 3);
+  // Record rules (Kafka's LogValidator): keys on compacted topics, CreateTime timestamps in range.
+  c.compacted = value_of("cleanup.policy", "log.cleanup.policy", "delete").find("compact") != std::string::npos;
+  auto millis = [&](const char* key, int64_t fallback) { return parse_config_long(value_of(key, ("log." + std::string(key)).c_str(), "")).value_or(fallback); };
+  c.timestamp_before_max_ms = millis("message.timestamp.before.max.ms", INT64_MAX);
+  c.timestamp_after_max_ms = millis("message.timestamp.after.max.ms", 3600000);
   return c;
 }
 

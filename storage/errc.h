@@ -28,6 +28,7 @@ enum class errc : int {
   // Transactions (KIP-98, storage/producer_state.h).
   invalid_txn_state,       // a non-transactional batch from a producer with an open transaction -> INVALID_TXN_STATE (48)
   coordinator_fenced,      // a marker from an older transaction coordinator epoch        -> TRANSACTION_COORDINATOR_FENCED (52)
+  invalid_timestamp,       // a CreateTime record outside message.timestamp.before/after.max.ms -> INVALID_TIMESTAMP (32)
 };
 
 }  // namespace sluice::storage
@@ -53,6 +54,7 @@ inline const char* to_string(errc e) {
     case errc::invalid_producer_epoch: return "invalid_producer_epoch";
     case errc::invalid_txn_state: return "invalid_txn_state";
     case errc::coordinator_fenced: return "coordinator_fenced";
+    case errc::invalid_timestamp: return "invalid_timestamp";
   }
   return "unknown";
 }

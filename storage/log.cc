@@ -181,7 +181,42 @@ sluice::result<void> log::roll() {
   return {};
 }
 
-sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch, append_origin origin) {
+namespace {
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/// Kafka's processRecordErrors: the batch is refused with INVALID_TIMESTAMP when a timestamp was refused,
+/// else INVALID_RECORD naming (at most) the first three refused records.
+sluice::error refused_records(std::vector<record_error> rejected, size_t batch, const std::string& partition,
+                              std::vector<record_error>* out) {
+  for (auto& e : rejected)
+    if (!e.timestamp) e.message += " in topic partition " + partition;  // Kafka names the partition
+  const bool timestamp = std::any_of(rejected.begin(), rejected.end(), [](const record_error& e) { return e.timestamp; });
+  std::string message;
+  if (timestamp) {
+    message = "One or more records have been rejected due to invalid timestamp";
+  } else {
+    message = "One or more records have been rejected due to " + std::to_string(rejected.size()) +
+              " record errors in total, and only showing the first three errors at most: [";
+    for (size_t i = 0; i < rejected.size() && i < 3; ++i) {
+      if (i) message += ", ";
+      message += "record " + std::to_string(rejected[i].batch_index) + ": " + rejected[i].message;
+    }
+    message += "]";
+  }
+  if (out) out->insert(out->end(), rejected.begin(), rejected.end());
+  return make_error(timestamp ? errc::invalid_timestamp : errc::invalid_record,
+                    "batch " + std::to_string(batch) + ": " + message);
+}
+
+}  // namespace
+
+sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch, append_origin origin,
+                                          std::vector<record_error>* rejected) {
   if (batches.empty()) return make_error(errc::invalid_record, "no record batches to append");
 
   // 1. Validate every batch before writing any (Kafka's analyzeAndValidateRecords + LogValidator).
@@ -198,6 +233,14 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   const bool append_time = config_.message_timestamp_type == timestamp_type::log_append_time;
   const int64_t now = clock_.now_ms();
   producer_state_manager::pending_append producers;  // idempotence: staged, committed after the write
+  // Kafka's validateRecord for a client's records (a coordinator writes its own, never refused).
+  record_rules rules;
+  if (origin == append_origin::client) {
+    rules.key_required = config_.compacted;
+    rules.check_timestamps = !append_time;
+    rules.min_timestamp = saturating_add(now, -std::max<int64_t>(config_.timestamp_before_max_ms, 0));
+    rules.max_timestamp = saturating_add(now, std::max<int64_t>(config_.timestamp_after_max_ms, 0));
+  }
   for (size_t pos = 0; pos < batches.size();) {
     const auto rest = std::span<const uint8_t>(batches.data() + pos, batches.size() - pos);
     auto h = parse_record_batch_header(rest);
@@ -214,13 +257,28 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
                                                   std::to_string(h->records_count) + " with last offset delta " +
                                                   std::to_string(h->last_offset_delta));
     }
+    if (origin == append_origin::client && h->producer_id >= 0 && h->base_sequence < 0) {
+      // Kafka's validateBatch: an idempotent or transactional batch carries its sequence.
+      return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": invalid sequence number " +
+                                                  std::to_string(h->base_sequence) + " in record batch with producerId " +
+                                                  std::to_string(h->producer_id));
+    }
+    if (origin == append_origin::client && h->ts_type() == timestamp_type::log_append_time &&
+        (append_time || h->max_timestamp == -1)) {
+      // Kafka's validateTimestamp: only the broker stamps LogAppendTime (every record of the batch is refused).
+      std::vector<record_error> all;
+      for (int32_t i = 0; i < h->records_count; ++i)
+        all.push_back({i, true, "Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime."});
+      return refused_records(std::move(all), refs.size(), dir_.filename().string(), rejected);
+    }
     batch_ref ref{batches.subspan(pos, static_cast<size_t>(h->size_bytes())), h->last_offset_delta};
     if (needs_record_validation(h->compression(), config_.compression_type)) {
       // Kafka's validateMessagesAndAssignOffsetsCompressed: the records are read (decompressed) and the
       // batch is rebuilt when the topic's codec differs. Uncompressed batches never get here unless the
       // topic asks for a codec: their hot path reads the header only.
-      auto vr = validate_batch_records(ref.bytes, *h, config_.compression_type, config_.compression_level);
+      auto vr = validate_batch_records(ref.bytes, *h, config_.compression_type, config_.compression_level, rules);
       if (!vr) return sluice::error{vr.err().code, "batch " + std::to_string(refs.size()) + ": " + vr.err().message};
+      if (!vr->rejected.empty()) return refused_records(std::move(vr->rejected), refs.size(), dir_.filename().string(), rejected);
       if (vr->rebuilt) {
         if (vr->rebuilt->size() > static_cast<size_t>(config_.max_message_bytes)) {
           return make_error(errc::record_too_large, "batch " + std::to_string(refs.size()) + " is " +
@@ -239,8 +297,9 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       // Kafka's validateMessagesAndAssignOffsetsInPlace: the records of an uncompressed batch are read once
       // in place (lengths, varints, count, offset deltas 0..n-1); nothing is copied. A batch whose CRC is
       // right but whose records are not would otherwise be stored and stop every consumer at it.
-      auto summary = check_records(ref.bytes.subspan(record_batch_header_size), *h);
+      auto summary = check_records(ref.bytes.subspan(record_batch_header_size), *h, rules);
       if (!summary) return sluice::error{summary.err().code, "batch " + std::to_string(refs.size()) + ": " + summary.err().message};
+      if (!summary->rejected.empty()) return refused_records(std::move(summary->rejected), refs.size(), dir_.filename().string(), rejected);
       if (!summary->offsets_in_order)
         return make_error(errc::invalid_record, "batch " + std::to_string(refs.size()) + ": record offset deltas are not 0.." +
                                                     std::to_string(h->records_count - 1) + " in order");
@@ -254,7 +313,9 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
       auto checked = producer_state_->check_and_stage(producers, assigned, origin);
       if (!checked) return checked.err();
       if (const auto& dup = checked.value()) {
-        append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, append_time ? dup->max_timestamp : -1};
+        // Kafka answers a duplicate with the original batch's timestamp as its log append time, whatever the
+        // topic's timestamp type (UnifiedLog.append: appendInfo.setLogAppendTime(duplicate.timestamp)).
+        append_result r{dup->first_offset, dup->last_offset, dup->max_timestamp, 0, dup->max_timestamp};
         r.duplicate = true;
         sluice::log::debug("storage: {}: duplicate of batch [{}, {}] of producer {} epoch {} seq {}: not written",
                            dir_.string(), dup->first_offset, dup->last_offset, h->producer_id, h->producer_epoch,

@@ -41,6 +41,10 @@ struct log_config {
   // (none = `uncompressed`) makes append recompress batches that carry another one.
   std::optional<compression_codec> compression_type;
   compression_levels compression_level;  // compression.gzip.level, .lz4.level, .zstd.level (KIP-390)
+  // --- per-record rules of a client's batches (Kafka's LogValidator.validateRecord) ---
+  bool compacted = false;                          // cleanup.policy has `compact`: records need a key
+  int64_t timestamp_before_max_ms = INT64_MAX;     // message.timestamp.before.max.ms (CreateTime only)
+  int64_t timestamp_after_max_ms = INT64_MAX;      // message.timestamp.after.max.ms (the broker passes Kafka's 1 h)
 };
 
 struct append_result {
@@ -94,8 +98,15 @@ class log {
   /// when any batch is invalid. An empty buffer is errc::invalid_record. Write failures: errc::io_error.
   /// `origin`: append_origin::coordinator for a coordinator's own batches (no sequence or duplicate check of
   /// their producer, producer_state.h); client otherwise.
+  /// A client's batch with a producer id must have a base sequence >= 0 (errc::invalid_record). Its records
+  /// are checked against the topic's record rules (log_config: a key on compacted topics, CreateTime
+  /// timestamps within message.timestamp.before/after.max.ms); when any is refused nothing is written, the
+  /// error is errc::invalid_timestamp if a timestamp was refused, else errc::invalid_record, and the refused
+  /// records are appended to `*rejected` when given (Kafka's RecordValidationException with its record
+  /// errors, answered by Produce v8+).
   sluice::result<append_result> append(std::span<uint8_t> batches, int32_t leader_epoch,
-                                       append_origin origin = append_origin::client);
+                                       append_origin origin = append_origin::client,
+                                       std::vector<record_error>* rejected = nullptr);
 
   /// Whole batches starting with the one that contains `offset`, from ONE segment, at most `max_bytes`,
   /// never a batch whose base offset >= `max_offset` (the high watermark, exclusive). With `min_one_batch`

@@ -11,7 +11,8 @@ namespace sluice::storage {
 
 sluice::result<validated_batch> validate_batch_records(std::span<const uint8_t> batch, const record_batch_header& h,
                                                        std::optional<compression_codec> target,
-                                                       const compression_levels& levels) {
+                                                       const compression_levels& levels,
+                                                       const record_rules& rules) {
   const compression_codec source = h.compression();
   const auto payload = batch.subspan(record_batch_header_size, static_cast<size_t>(h.size_bytes()) - record_batch_header_size);
   std::vector<uint8_t> decompressed;
@@ -22,11 +23,15 @@ sluice::result<validated_batch> validate_batch_records(std::span<const uint8_t> 
     decompressed = std::move(d.value());
     records = decompressed;
   }
-  auto summary = check_records(records, h);
+  auto summary = check_records(records, h, rules);
   if (!summary) return summary.err();
 
   validated_batch out;
   out.max_timestamp = summary->max_timestamp;
+  if (!summary->rejected.empty()) {
+    out.rejected = std::move(summary->rejected);
+    return out;
+  }
   const compression_codec codec = target ? *target : source;
   if (codec == source && summary->offsets_in_order) return out;
 

@@ -21,6 +21,8 @@ struct validated_batch {
   std::optional<std::vector<uint8_t>> rebuilt;
   /// The largest record timestamp (CreateTime). Kafka writes it into the batch header when it differs.
   int64_t max_timestamp = -1;
+  /// Records `rules` refused (check_records); when not empty, `rebuilt` is empty and the batch must not be stored.
+  std::vector<record_error> rejected;
 };
 
 /// Whether a batch with codec `source` needs validate_batch_records on a topic whose compression.type is
@@ -34,9 +36,11 @@ inline bool needs_record_validation(compression_codec source, std::optional<comp
 /// the producer's) differs from its codec or its offset deltas are not 0..n-1 (Kafka rewrites rather than
 /// rejects those). Errors: errc::corrupt_message when the payload does not decompress (Kafka throws a
 /// KafkaException there, which its broker answers UNKNOWN_SERVER_ERROR; CORRUPT_MESSAGE tells the client
-/// what is wrong), errc::invalid_record for malformed records (Kafka's InvalidRecordException).
+/// what is wrong), errc::invalid_record for malformed records (Kafka's InvalidRecordException). Records that
+/// break `rules` are returned in validated_batch::rejected.
 sluice::result<validated_batch> validate_batch_records(std::span<const uint8_t> batch, const record_batch_header& h,
                                                        std::optional<compression_codec> target,
-                                                       const compression_levels& levels);
+                                                       const compression_levels& levels,
+                                                       const record_rules& rules = {});
 
 }  // namespace sluice::storage

@@ -239,6 +239,7 @@ struct parsed_record {
   int8_t attributes = 0;
   int64_t timestamp_delta = 0;
   int32_t offset_delta = 0;
+  bool key_null = false;
 };
 
 const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record& out) {
@@ -255,7 +256,8 @@ const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record
   out.timestamp_delta = r.varlong();
   out.offset_delta = r.varint();
   out.after_offset = out.body + r.pos;
-  r.bytes(true);  // key
+  const auto key = r.bytes(true);
+  out.key_null = r.ok && !key.has_value();
   r.bytes(true);  // value
   const int32_t header_count = r.varint();
   if (!r.ok || header_count < 0 || static_cast<size_t>(header_count) > r.buf.size() - r.pos) {
@@ -272,8 +274,10 @@ const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record
 
 }  // namespace
 
-sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header) {
+sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header,
+                                              const record_rules& rules) {
   records_summary summary;
+  const bool timestamps = rules.check_timestamps && header.ts_type() == timestamp_type::create_time;
   size_t pos = 0;
   auto fail = [&](int32_t index, const std::string& what) {
     return make_error(errc::invalid_record, "record " + std::to_string(index) + " of batch with " +
@@ -284,7 +288,18 @@ sluice::result<records_summary> check_records(std::span<const uint8_t> records, 
     parsed_record rec;
     if (const char* err = parse_record(records, pos, rec)) return fail(i, err);
     if (rec.offset_delta != i) summary.offsets_in_order = false;
-    summary.max_timestamp = std::max(summary.max_timestamp, header.base_timestamp + rec.timestamp_delta);
+    const int64_t ts = header.base_timestamp + rec.timestamp_delta;
+    summary.max_timestamp = std::max(summary.max_timestamp, ts);
+    // Kafka's validateKey, then validateTimestamp (-1 is "no timestamp" and never out of range).
+    if (rules.key_required && rec.key_null) {
+      summary.rejected.push_back({i, false, "Compacted topic cannot accept message without key"});
+    } else if (timestamps && ts != -1 && (ts < rules.min_timestamp || ts > rules.max_timestamp)) {
+      summary.rejected.push_back({i, true, "Timestamp " + std::to_string(ts) + " of message with offset " +
+                                               std::to_string(header.base_offset + rec.offset_delta) +
+                                               " is out of range. The timestamp should be within [" +
+                                               std::to_string(rules.min_timestamp) + ", " +
+                                               std::to_string(rules.max_timestamp) + "]"});
+    }
     pos = rec.end;
   }
   if (pos != records.size()) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -171,10 +172,28 @@ class record_iterator {
   std::optional<sluice::error> error_;
 };
 
+/// Per-record rules of Kafka's LogValidator.validateRecord for a client's batch (validateKey, validateTimestamp).
+struct record_rules {
+  bool key_required = false;  // cleanup.policy contains `compact`: a record without a key is refused
+  /// CreateTime records: timestamps outside [min_timestamp, max_timestamp] (now - message.timestamp.before.max.ms,
+  /// now + message.timestamp.after.max.ms, saturated) are refused. Off for LogAppendTime topics.
+  bool check_timestamps = false;
+  int64_t min_timestamp = INT64_MIN;
+  int64_t max_timestamp = INT64_MAX;
+};
+
+/// One record a rule refused (Kafka's ProduceResponse RecordError; Produce v8+ answers them).
+struct record_error {
+  int32_t batch_index;  // the record's index in its batch
+  bool timestamp;       // true: INVALID_TIMESTAMP (out-of-range timestamp); false: INVALID_RECORD (no key)
+  std::string message;
+};
+
 /// What check_records learnt of the records of one batch.
 struct records_summary {
   bool offsets_in_order = true;  // the offset deltas are 0, 1, ..., recordsCount - 1
   int64_t max_timestamp = -1;    // largest record timestamp (baseTimestamp + timestampDelta)
+  std::vector<record_error> rejected;  // records the rules refused, in batch order (empty without rules)
 };
 
 /// Walks the `header.records_count` records in `records` (the record bytes after the 61-byte header; for
@@ -183,7 +202,10 @@ struct records_summary {
 /// not null) and inside their record, each record's fields exactly filling its length, exactly
 /// recordsCount records and no byte after the last. Errors: errc::invalid_record (Kafka's
 /// InvalidRecordException, INVALID_RECORD) naming the record index.
-sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header);
+/// With `rules`, each record is also checked against them and the ones refused are listed in
+/// records_summary::rejected (the walk goes on: Kafka reports every refused record of the batch).
+sluice::result<records_summary> check_records(std::span<const uint8_t> records, const record_batch_header& header,
+                                              const record_rules& rules = {});
 
 /// The same records with their offset deltas renumbered 0..n-1 (Kafka rewrites a compressed batch whose
 /// inner offsets are not in order rather than rejecting it). `records` must have passed check_records.

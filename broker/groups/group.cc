@@ -53,11 +53,16 @@ std::optional<std::string> group::static_member_id(const std::string& instance_i
   return it->second;
 }
 
-bool group::is_static_member_fenced(const std::optional<std::string>& instance_id,
-                                    std::string_view member_id) const {
-  if (!instance_id) return false;
-  auto current = static_member_id(*instance_id);
-  return current && *current != member_id;
+std::optional<group_error> group::validate_member(std::string_view member_id,
+                                                  const std::optional<std::string>& instance_id) const {
+  if (instance_id) {
+    auto current = static_member_id(*instance_id);
+    if (!current) return group_error::unknown_member_id;
+    if (*current != member_id) return group_error::fenced_instance_id;
+    return std::nullopt;
+  }
+  if (!has(member_id)) return group_error::unknown_member_id;
+  return std::nullopt;
 }
 
 void group::add(member m, join_group_callback cb) {

@@ -111,9 +111,11 @@ class group {
     return pending_members.count(std::string(member_id)) != 0;
   }
   std::optional<std::string> static_member_id(const std::string& instance_id) const;
-  /// KIP-345: the instance id is known and mapped to a different member id.
-  bool is_static_member_fenced(const std::optional<std::string>& instance_id,
-                               std::string_view member_id) const;
+  /// Kafka's ClassicGroup.validateMember (join of a known member, sync, heartbeat, leave, commits): with an
+  /// instance id, it must be known (else UNKNOWN_MEMBER_ID) and mapped to `member_id` (else FENCED_INSTANCE_ID);
+  /// without one, `member_id` must be a member (else UNKNOWN_MEMBER_ID).
+  std::optional<group_error> validate_member(std::string_view member_id,
+                                             const std::optional<std::string>& instance_id) const;
   size_t size() const { return members.size(); }
 
   /// Adds a member (Kafka's GroupMetadata.add): the first member sets the protocol type and becomes

@@ -105,16 +105,11 @@ void group_coordinator::do_current_member_join(const std::shared_ptr<group>& g, 
     add_member_and_rebalance(*g, r, r.member_id, std::move(cb));
     return;
   }
-  bool instance_unknown = r.group_instance_id && !g->static_member_id(*r.group_instance_id);
-  if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
-    reply(cb, join_error(r.member_id, group_error::fenced_instance_id));
+  if (auto e = g->validate_member(r.member_id, r.group_instance_id)) {
+    reply(cb, join_error(r.member_id, *e));
     return;
   }
   member* m = g->find(r.member_id);
-  if (!m || instance_unknown) {
-    reply(cb, join_error(r.member_id, group_error::unknown_member_id));
-    return;
-  }
   switch (g->state) {
     case group_state::preparing_rebalance:
       update_member_and_rebalance(*g, *m, r, std::move(cb));

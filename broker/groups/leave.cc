@@ -66,14 +66,12 @@ leave_group_result group_coordinator::leave_group(const std::string& group_id,
     } else if (g->is_pending(mi.member_id)) {
       remove_pending_member_and_update_group(*g, mi.member_id);
       out.members.push_back(item(mi, group_error::none));
-    } else if (g->is_static_member_fenced(mi.group_instance_id, mi.member_id)) {
-      out.members.push_back(item(mi, group_error::fenced_instance_id));
-    } else if (g->has(mi.member_id)) {
+    } else if (auto invalid = g->validate_member(mi.member_id, mi.group_instance_id)) {
+      out.members.push_back(item(mi, *invalid));
+    } else {
       log::info("groups: member {} leaves group {}", mi.member_id, g->id);
       remove_member_and_update_group(*g, mi.member_id);
       out.members.push_back(item(mi, group_error::none));
-    } else {
-      out.members.push_back(item(mi, group_error::unknown_member_id));
     }
   }
   flush();

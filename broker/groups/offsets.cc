@@ -16,8 +16,7 @@ std::optional<group_error> validate_commit(const group& g, int32_t generation_id
   if (g.is(group_state::dead)) return group_error::coordinator_not_available;
   if (generation_id < 0 && g.is(group_state::empty)) return std::nullopt;
   if (generation_id >= 0 || !member_id.empty() || group_instance_id) {
-    if (g.is_static_member_fenced(group_instance_id, member_id)) return group_error::fenced_instance_id;
-    if (!g.has(member_id)) return group_error::unknown_member_id;
+    if (auto invalid = g.validate_member(member_id, group_instance_id)) return invalid;
     if (generation_id != g.generation_id) return group_error::illegal_generation;
     return std::nullopt;
   }

@@ -51,10 +51,8 @@ void group_coordinator::sync_group(sync_group_request r, sync_group_callback don
     fail(group_error::unknown_member_id);
   } else if (g->is(group_state::dead)) {
     fail(group_error::coordinator_not_available);
-  } else if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) {
-    fail(group_error::fenced_instance_id);
-  } else if (!g->has(r.member_id)) {
-    fail(group_error::unknown_member_id);
+  } else if (auto invalid = g->validate_member(r.member_id, r.group_instance_id)) {
+    fail(*invalid);
   } else if (r.generation_id != g->generation_id) {
     fail(group_error::illegal_generation);
   } else if ((r.protocol_type && g->protocol_type != r.protocol_type) ||
@@ -128,9 +126,8 @@ group_error group_coordinator::heartbeat(const heartbeat_request& r) {
   auto g = get_group(r.group_id);
   if (!g) return group_error::unknown_member_id;
   if (g->is(group_state::dead)) return group_error::coordinator_not_available;
-  if (g->is_static_member_fenced(r.group_instance_id, r.member_id)) return group_error::fenced_instance_id;
+  if (auto invalid = g->validate_member(r.member_id, r.group_instance_id)) return *invalid;
   member* m = g->find(r.member_id);
-  if (!m) return group_error::unknown_member_id;
   if (r.generation_id != g->generation_id) return group_error::illegal_generation;
   switch (g->state) {
     case group_state::empty:

@@ -1,5 +1,9 @@
 // DeleteRecords (key 21): moves partitions' log start offsets forward (KIP-107); whole segments below the
 // new start are deleted and the checkpoint is written before answering.
+#include <map>
+#include <string_view>
+#include <utility>
+
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
@@ -11,21 +15,39 @@ using protocol::error_code;
 using response = protocol::delete_records_response;
 
 task<response> delete_records(broker_services& svc, request_context&, protocol::delete_records_request& req) {
+  // Kafka keys the request by topic-partition: a partition named twice is answered once, for its last offset; a
+  // topic named twice is one topic of the answer, and one with no partitions is not answered.
+  struct wanted_topic {
+    const std::string* name;
+    std::vector<std::pair<int32_t, int64_t>> partitions;  // partition, offset
+  };
+  std::vector<wanted_topic> wanted;
+  std::map<std::string_view, size_t> topic_at;
+  std::map<std::pair<std::string_view, int32_t>, size_t> partition_at;
+  for (const auto& dt : req.topics) {
+    for (const auto& dp : dt.partitions) {
+      auto [t, new_topic] = topic_at.try_emplace(dt.name, wanted.size());
+      if (new_topic) wanted.push_back({&dt.name, {}});
+      auto& parts = wanted[t->second].partitions;
+      auto [at, new_partition] = partition_at.try_emplace({dt.name, dp.partition_index}, parts.size());
+      if (new_partition) parts.emplace_back(dp.partition_index, dp.offset);
+      else parts[at->second].second = dp.offset;
+    }
+  }
   response resp;
   bool moved = false;
-  for (const auto& dt : req.topics) {
+  for (const auto& w : wanted) {
     response::delete_records_topic_result tr;
-    tr.name = dt.name;
-    auto t = svc.topics.find(dt.name);
-    for (const auto& dp : dt.partitions) {
+    tr.name = *w.name;
+    auto t = svc.topics.find(*w.name);
+    for (const auto& [index, offset] : w.partitions) {
       response::delete_records_partition_result pr;
-      pr.partition_index = dp.partition_index;
+      pr.partition_index = index;
       pr.low_watermark = -1;
-      auto p = partition_of(t, dp.partition_index);
+      auto p = partition_of(t, index);
       if (!p || !p->is_leader()) {
-        pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, dp.partition_index);
+        pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, index);
       } else {
-        const int64_t offset = dp.offset;
         auto delete_op = call_on(p->strand(), [p, offset] { return p->delete_records_before(offset); });
         auto r = co_await std::move(delete_op);
         if (r) {

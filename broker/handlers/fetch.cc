@@ -13,6 +13,7 @@
 #include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
+#include "broker/partition_errc.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/topic_registry.h"
 
@@ -151,6 +152,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         if (!from_follower) {
           return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
                               p->last_stable_offset(), {}};
+        }
+        if (!p->has_follower(replica_id)) {
+          return read_outcome{error{partition_errc::not_leader, "broker " + std::to_string(replica_id) +
+                                                                    " is not a follower of " + p->topic() + "-" +
+                                                                    std::to_string(p->index())},
+                              -1, -1, {}, -1, {}};
         }
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
         return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),

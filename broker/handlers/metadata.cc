@@ -87,6 +87,22 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
   std::shared_ptr<const coordination::cluster_snapshot> c = svc.topics.cluster_mode() ? svc.topics.cluster() : nullptr;
   const bool ops = req.include_topic_authorized_operations;
   response resp;
+  if ((version == 10 || version == 11) && req.topics.has_value()) {
+    // Kafka's handleTopicMetadataRequest: v10-11 carry topic ids but may not name topics by them (nor leave the
+    // name null); the whole request is answered as an error: each topic INVALID_REQUEST, no brokers, no
+    // cluster id, controller -1 (MetadataRequest.getErrorResponse).
+    const bool by_id = std::any_of(req.topics->begin(), req.topics->end(), [](const auto& t) {
+      return !t.topic_id.is_zero() || !t.name.has_value();
+    });
+    if (by_id) {
+      for (const auto& t : *req.topics) {
+        auto out = topic_error(error_code::invalid_request, t.name.value_or(""));
+        out.topic_id = t.topic_id;
+        resp.topics.push_back(std::move(out));
+      }
+      co_return resp;
+    }
+  }
   for (auto& ep : live_brokers(svc)) {
     response::metadata_response_broker b;
     b.node_id = ep.id;

@@ -1,4 +1,8 @@
 // OffsetDelete (key 47, KIP-496): deletes committed offsets of a group for topics it does not consume.
+#include <map>
+#include <string_view>
+#include <utility>
+
 #include "broker/group_service.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
@@ -28,15 +32,15 @@ task<response> offset_delete(broker_services& svc, request_context& rc, protocol
   auto result = co_await group_write_call<groups::offset_delete_result>(svc.groups, s, std::move(op));
   resp.error_code = to_kafka(result.error);
   if (resp.error_code != error_code::none) co_return resp;
+  std::map<std::pair<std::string_view, int32_t>, error_code> outcome;
+  for (const auto& r : result.partitions) outcome[{r.tp.topic, r.tp.partition}] = to_kafka(r.error);
   for (const auto& t : req.topics) {
+    if (t.partitions.empty()) continue;  // Kafka: a topic named with no partitions is not answered
     response::offset_delete_response_topic out;
     out.name = t.name;
     for (const auto& p : t.partitions) {
-      error_code code = error_code::unknown_topic_or_partition;
-      for (const auto& r : result.partitions) {
-        if (r.tp.topic == t.name && r.tp.partition == p.partition_index) code = to_kafka(r.error);
-      }
-      out.partitions.push_back({p.partition_index, code});
+      auto it = outcome.find({t.name, p.partition_index});
+      out.partitions.push_back({p.partition_index, it == outcome.end() ? error_code::unknown_topic_or_partition : it->second});
     }
     resp.topics.push_back(std::move(out));
   }

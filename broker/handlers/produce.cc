@@ -2,6 +2,8 @@
 // answers once the batches are in the leader's log; acks=-1 once every ISR member has them (single node:
 // the ISR is this broker, so -1 = 1), or NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas.
 #include <map>
+#include <memory>
+#include <variant>
 
 #include "base/logging.h"
 #include "broker/call_on.h"
@@ -80,6 +82,81 @@ task<std::map<txn::topic_partition, error_code>> verify_transactional(broker_ser
   co_return out;
 }
 
+/// The partitions of a request as Kafka keys them (a map by topic-partition): a partition named twice is one
+/// entry with the records of its last occurrence, a topic named twice one topic of the answer.
+struct planned_topic {
+  const std::string* name;
+  std::vector<protocol::produce_request::partition_produce_data*> partitions;
+};
+
+std::vector<planned_topic> plan_partitions(protocol::produce_request& req) {
+  std::vector<planned_topic> plan;
+  std::map<std::string_view, size_t> topic_at;
+  std::map<std::pair<std::string_view, int32_t>, size_t> partition_at;
+  for (auto& td : req.topic_data) {
+    auto [t, new_topic] = topic_at.try_emplace(td.name, plan.size());
+    if (new_topic) plan.push_back({&td.name, {}});
+    auto& partitions = plan[t->second].partitions;
+    for (auto& pd : td.partition_data) {
+      auto [p, new_partition] = partition_at.try_emplace({td.name, pd.index}, partitions.size());
+      if (new_partition) partitions.push_back(&pd);
+      else partitions[p->second] = &pd;
+    }
+  }
+  return plan;
+}
+
+/// Kafka's ProduceRequest.validateRecords (v3+), before the partition's log is asked: exactly one whole
+/// magic-2 batch. Returns the first batch's length in bytes, or the error: INVALID_RECORD for no whole batch
+/// (empty, truncated), another magic or a second whole batch; CORRUPT_MESSAGE for a batch length below 14 or
+/// a magic above 2 (Kafka's ByteBufferLogInputStream). Bytes after the first batch that do not make a whole
+/// batch are not an error: Kafka drops them at append (trimInvalidBytes), and only the first batch is passed on.
+std::variant<size_t, std::pair<error_code, std::string>> one_whole_batch(std::span<const uint8_t> bytes) {
+  constexpr size_t log_overhead = 12, header_up_to_magic = 17, magic_offset = 16;
+  using failure = std::pair<error_code, std::string>;
+  // The length of the whole batch at `pos`, 0 when the bytes end before it does.
+  auto whole_batch_at = [&](size_t pos) -> std::variant<size_t, failure> {
+    const size_t left = bytes.size() - pos;
+    if (left < log_overhead) return size_t{0};
+    const int32_t size = static_cast<int32_t>(uint32_t{bytes[pos + 8]} << 24 | uint32_t{bytes[pos + 9]} << 16 |
+                                              uint32_t{bytes[pos + 10]} << 8 | uint32_t{bytes[pos + 11]});
+    if (size < 14)
+      return failure{error_code::corrupt_message, "Record size " + std::to_string(size) + " is less than the minimum record overhead (14)"};
+    if (left < header_up_to_magic) return size_t{0};
+    const auto magic = static_cast<int8_t>(bytes[pos + magic_offset]);
+    if (magic < 0 || magic > 2) return failure{error_code::corrupt_message, "Invalid magic found in record: " + std::to_string(magic)};
+    const size_t whole = static_cast<size_t>(size) + log_overhead;
+    return left < whole ? size_t{0} : whole;
+  };
+  auto first = whole_batch_at(0);
+  if (auto* f = std::get_if<failure>(&first)) return *f;
+  const size_t first_bytes = std::get<size_t>(first);
+  if (first_bytes == 0)
+    return failure{error_code::invalid_record, "Produce requests must have at least one whole record batch per partition"};
+  if (bytes[magic_offset] != 2)
+    return failure{error_code::invalid_record, "Produce requests with version 3 and later must use record batch magic 2"};
+  auto second = whole_batch_at(first_bytes);
+  if (auto* f = std::get_if<failure>(&second)) return *f;
+  if (std::get<size_t>(second) != 0)
+    return failure{error_code::invalid_record, "Produce requests are only allowed to contain exactly one record batch per partition"};
+  return first_bytes;
+}
+
+/// Kafka's appendToLocalLog: a refused append answers the partition's log start offset, except for the errors
+/// it catches before the log is asked or as storage faults (UNKNOWN_LOG_APPEND_INFO: -1).
+bool answers_log_start_offset(error_code e) {
+  switch (e) {
+    case error_code::unknown_topic_or_partition:
+    case error_code::not_leader_or_follower:
+    case error_code::message_too_large:
+    case error_code::record_list_too_large:
+    case error_code::corrupt_message:
+    case error_code::kafka_storage_error:
+    case error_code::unknown_topic_id: return false;
+    default: return true;
+  }
+}
+
 }  // namespace
 
 task<std::optional<response>> produce(broker_services& svc, request_context& rc, protocol::produce_request& req) {
@@ -117,7 +194,10 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
       }
       resp.responses.push_back(std::move(tr));
     }
-    if (req.acks == 0) co_return std::nullopt;
+    if (req.acks == 0) {
+      rc.close_connection = true;  // Kafka's sendErrorOrCloseConnection: acks=0 learns of errors by the close
+      co_return std::nullopt;
+    }
     co_return resp;
   }
   // KIP-890 part 1: transactional data only for partitions the producer's transaction has added.
@@ -126,42 +206,54 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     auto verify_op = verify_transactional(svc, req, std::move(transactional), version);
     unverified = co_await std::move(verify_op);
   }
-  for (auto& td : req.topic_data) {
+  for (auto& planned : plan_partitions(req)) {
+    const std::string& topic_name = *planned.name;
     response::topic_produce_response tr;
-    tr.name = td.name;
-    auto t = svc.topics.find(td.name);
-    for (auto& pd : td.partition_data) {
+    tr.name = topic_name;
+    auto t = svc.topics.find(topic_name);
+    for (auto* pdp : planned.partitions) {
+      auto& pd = *pdp;
       response::partition_produce_response pr;
       pr.index = pd.index;
       pr.base_offset = -1;
       pr.log_append_time_ms = -1;
       pr.log_start_offset = -1;
       auto p = partition_of(t, pd.index);
+      // Kafka's order: the topic-partition known (KafkaApis), the records (ProduceRequest.validateRecords), acks
+      // (ReplicaManager), internal topics and the transaction (appendToLocalLog), then the log's own checks.
+      std::variant<size_t, std::pair<error_code, std::string>> whole{size_t{0}};
+      if (version >= 3 && p && pd.records_.has_value()) whole = one_whole_batch(pd.records_->bytes);
       if (version < 3) {
         // Message formats v0/v1 (Produce v0-2) are not stored; Kafka 4.0 answers the same (KIP-896).
         pr.error_code = error_code::unsupported_version;
-      } else if (!acks_valid) {
-        pr.error_code = error_code::invalid_required_acks;
       } else if (!p) {
         pr.error_code = missing_partition_error(t, pd.index);
+      } else if (!pd.records_.has_value()) {
+        pr.error_code = error_code::invalid_record;  // K6: Kafka 4.4 never answers a null records field
+        pr.error_message = "Produce request has no record batches";
+      } else if (auto* bad = std::get_if<std::pair<error_code, std::string>>(&whole)) {
+        pr.error_code = bad->first;
+        pr.error_message = bad->second;
+      } else if (!acks_valid) {
+        pr.error_code = error_code::invalid_required_acks;
       } else if (t->internal) {
         // Only the broker writes its internal topics (Kafka: InvalidTopicException for a client's append).
         pr.error_code = error_code::invalid_topic_exception;
-        pr.error_message = "Cannot append to internal topic " + td.name;
-      } else if (auto u = unverified.find({td.name, pd.index}); u != unverified.end()) {
+        pr.error_message = "Cannot append to internal topic " + topic_name;
+      } else if (auto u = unverified.find({topic_name, pd.index}); u != unverified.end()) {
         pr.error_code = u->second;
         if (u->second == error_code::invalid_txn_state) pr.error_message = "Partition was not added to the transaction";
-      } else if (!pd.records_.has_value() || pd.records_->size() == 0) {
-        pr.error_code = error_code::invalid_record;
-        pr.error_message = "Produce request has no record batches";
       } else {
         // The frame buffer belongs to the connection and outlives this call; storage rewrites the base
-        // offset and partition leader epoch of each batch in place before writing it.
-        std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), pd.records_->bytes.size());
+        // offset and partition leader epoch of the batch in place before writing it.
+        std::span<uint8_t> batches(const_cast<uint8_t*>(pd.records_->bytes.data()), std::get<size_t>(whole));
         const int16_t acks = req.acks;
         const int32_t min_isr = topic_min_insync_replicas(svc.config, t->configs);
         const uint64_t term = p->leadership_changes();
-        auto append_op = call_on(p->strand(), [p, batches, acks, min_isr] { return p->append(batches, acks, min_isr); });  // see fetch.cc
+        auto rejected = std::make_shared<std::vector<storage::record_error>>();
+        auto append_op = call_on(p->strand(), [p, batches, acks, min_isr, rejected] {
+          return p->append(batches, acks, min_isr, storage::append_origin::client, rejected.get());
+        });  // see fetch.cc
         auto appended = co_await std::move(append_op);
         if (appended && p->flushes_on_append()) {
           // A topic with flush.messages/flush.ms: acknowledge only what is on disk. A separate strand task,
@@ -183,12 +275,14 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
         } else {
           pr.error_code = to_kafka_produce(appended.err(), version);  // v3+: magic other than 2 is INVALID_RECORD
           pr.error_message = appended.err().message;
-          log::debug("produce to {}-{} from {} rejected: {}", td.name, pd.index, rc.session.peer, appended.err().message);
+          if (answers_log_start_offset(pr.error_code)) pr.log_start_offset = p->log_start_offset();
+          for (const auto& r : *rejected) pr.record_errors.push_back({r.batch_index, r.message, {}});
+          log::debug("produce to {}-{} from {} rejected: {}", topic_name, pd.index, rc.session.peer, appended.err().message);
         }
       }
       tr.partition_responses.push_back(std::move(pr));
     }
-    if (!td.partition_data.empty()) resp.responses.push_back(std::move(tr));  // Kafka: no entry for a topic without partitions
+    if (!planned.partitions.empty()) resp.responses.push_back(std::move(tr));  // Kafka: no entry for a topic without partitions
   }
   for (auto& w : pending) {
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
@@ -203,7 +297,14 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
       pr.log_start_offset = -1;
     }
   }
-  if (req.acks == 0) co_return std::nullopt;
+  if (req.acks == 0) {
+    // acks=0: the client reads no answer, so Kafka closes the connection when any partition failed (its only
+    // signal; the client then refreshes its metadata).
+    for (const auto& tr : resp.responses)
+      for (const auto& pr : tr.partition_responses)
+        if (pr.error_code != error_code::none) rc.close_connection = true;
+    co_return std::nullopt;
+  }
   // Test hook (broker/fault_injection.h): the batches are in the log, the client never learns it.
   if (svc.faults.drop_produce_response()) {
     rc.close_connection = true;

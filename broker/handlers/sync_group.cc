@@ -9,6 +9,11 @@ using response = protocol::sync_group_response;
 
 task<response> sync_group(broker_services& svc, request_context& rc, protocol::sync_group_request& req) {
   response resp;
+  if (rc.header.api_version >= 5 && (!req.protocol_type || !req.protocol_name)) {
+    // Kafka's handleSyncGroupRequest: from v5 both are mandatory, checked before the group is looked at.
+    resp.error_code = error_code::inconsistent_group_protocol;
+    co_return resp;
+  }
   auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;

@@ -128,7 +128,12 @@ std::vector<uint8_t> build_batches(const boost::json::object& spec, int64_t base
     for (int64_t i = 0; i < count; ++i) {
       max_ts = std::max(max_ts, stamps[i]);
       boost::json::value key = boost::json::string("k" + std::to_string(i));
-      if (auto it = spec.find("key"); it != spec.end()) key = it->value();
+      if (auto it = spec.find("key"); it != spec.end()) {
+        // One key for every record, or an array of keys by record index (null: no key).
+        key = it->value().is_array() && i < static_cast<int64_t>(it->value().as_array().size())
+                  ? it->value().as_array()[static_cast<size_t>(i)]
+                  : it->value();
+      }
       std::string value = "v" + std::to_string(i);
       if (auto it = spec.find("value"); it != spec.end()) value = std::string(it->value().as_string());
       if (value_size >= 0) value.assign(static_cast<size_t>(value_size), 'x');

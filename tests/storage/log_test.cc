@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "storage/byte_order.h"
+#include "storage/compression.h"
 #include "storage/errc.h"
 #include "storage/index_file.h"
 #include "test_util.h"
@@ -37,6 +39,21 @@ class LogTest : public ::testing::Test {
   temp_dir tmp_;
   manual_clock clock_;
 };
+
+// The batch `plain` with its records gzip-compressed (header kept, codec bits set, CRC recomputed).
+std::vector<uint8_t> gzipped(const std::vector<uint8_t>& plain) {
+  auto payload = compress(compression_codec::gzip, std::span<const uint8_t>(plain).subspan(record_batch_header_size), {});
+  EXPECT_TRUE(payload.ok());
+  std::vector<uint8_t> out(plain.begin(), plain.begin() + record_batch_header_size);
+  out.insert(out.end(), payload->begin(), payload->end());
+  detail::store_be<int32_t>(out.data() + batch_field::batch_length, static_cast<int32_t>(out.size() - log_overhead));
+  const int16_t attrs = detail::load_be<int16_t>(out.data() + batch_field::attributes);
+  detail::store_be<int16_t>(out.data() + batch_field::attributes,
+                            static_cast<int16_t>((attrs & ~batch_attribute::compression_mask) |
+                                                 static_cast<int16_t>(compression_codec::gzip)));
+  recompute_crc(out);
+  return out;
+}
 
 log_config small_segments() {
   log_config c;
@@ -358,6 +375,90 @@ TEST_F(LogTest, LogAppendTimeConfig) {
   ASSERT_EQ(hs.size(), 1u);
   EXPECT_EQ(hs[0].ts_type(), timestamp_type::log_append_time);
   EXPECT_EQ(hs[0].max_timestamp, clock_.now_ms());
+}
+
+// Kafka's LogValidator.validateRecord: a compacted topic refuses records without a key; the whole batch is
+// refused (nothing written) and every refused record is named by its index in the batch.
+TEST_F(LogTest, CompactedTopicRefusesRecordsWithoutKey) {
+  log_config c;
+  c.compacted = true;
+  auto l = open_log(c);
+  for (bool compressed : {false, true}) {
+    SCOPED_TRACE(compressed ? "gzip" : "uncompressed");
+    record_batch_builder b;
+    for (int i = 0; i < 10; ++i) {
+      if (i % 4 == 1) b.add(std::nullopt, "v", 1000 + i);
+      else b.add("k" + std::to_string(i), "v", 1000 + i);
+    }
+    auto bytes = compressed ? gzipped(b.build()) : b.build();
+    std::vector<record_error> rejected;
+    auto r = l->append(bytes, 0, append_origin::client, &rejected);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.err().code, errc::invalid_record);
+    ASSERT_EQ(rejected.size(), 3u);
+    EXPECT_EQ(rejected[0].batch_index, 1);
+    EXPECT_EQ(rejected[1].batch_index, 5);
+    EXPECT_EQ(rejected[2].batch_index, 9);
+    EXPECT_FALSE(rejected[0].timestamp);
+    EXPECT_EQ(l->log_end_offset(), 0);
+  }
+  // The broker's own writes (a coordinator's) are not checked; keyed records are taken.
+  auto keyed = make_batch(2);
+  EXPECT_TRUE(l->append(keyed, 0).ok());
+  record_batch_builder b;
+  b.add(std::nullopt, "tombstone-less", 1000);
+  auto own = b.build();
+  EXPECT_TRUE(l->append(own, 0, append_origin::coordinator).ok());
+  EXPECT_EQ(l->log_end_offset(), 3);
+}
+
+// message.timestamp.before.max.ms / after.max.ms: each CreateTime record is checked, not only the batch's
+// max timestamp; the error is INVALID_TIMESTAMP (errc::invalid_timestamp) with the refused records.
+TEST_F(LogTest, TimestampsOutsideTheAllowedRangeAreRefusedPerRecord) {
+  log_config c;
+  c.timestamp_before_max_ms = 3'600'000;
+  c.timestamp_after_max_ms = 3'600'000;
+  auto l = open_log(c);
+  const int64_t now = clock_.now_ms();
+  for (bool compressed : {false, true}) {
+    SCOPED_TRACE(compressed ? "gzip" : "uncompressed");
+    record_batch_builder b;
+    b.add("a", "v", now);
+    b.add("b", "v", now - 86'400'000);  // a day old: refused
+    b.add("c", "v", now + 3'600'000);   // exactly the limit: taken
+    b.add("d", "v", now + 3'600'001);   // refused
+    auto bytes = compressed ? gzipped(b.build()) : b.build();
+    std::vector<record_error> rejected;
+    auto r = l->append(bytes, 0, append_origin::client, &rejected);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.err().code, errc::invalid_timestamp);
+    ASSERT_EQ(rejected.size(), 2u);
+    EXPECT_EQ(rejected[0].batch_index, 1);
+    EXPECT_EQ(rejected[1].batch_index, 3);
+    EXPECT_TRUE(rejected[0].timestamp);
+    EXPECT_NE(rejected[0].message.find(std::to_string(now - 86'400'000)), std::string::npos);
+  }
+  EXPECT_EQ(l->log_end_offset(), 0);
+  auto ok = make_batch(3, now - 1000);
+  EXPECT_TRUE(l->append(ok, 0).ok());
+  // LogAppendTime topics stamp their own time: no client timestamp is refused.
+  c.message_timestamp_type = timestamp_type::log_append_time;
+  l->update_config(c);
+  auto old = make_batch(1, now - 86'400'000);
+  EXPECT_TRUE(l->append(old, 0).ok());
+}
+
+// Kafka's validateBatch: a batch with a producer id carries a sequence (base sequence -1 is INVALID_RECORD).
+TEST_F(LogTest, ProducerBatchWithoutSequenceIsRefused) {
+  auto l = open_log({});
+  record_batch_builder b;
+  b.set_producer(7, 0, -1);
+  b.add("k", "v", 1000);
+  auto bytes = b.build();
+  auto r = l->append(bytes, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.err().code, errc::invalid_record);
+  EXPECT_EQ(l->log_end_offset(), 0);
 }
 
 TEST_F(LogTest, RegionOutlivesClose) {
