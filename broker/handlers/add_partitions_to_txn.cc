@@ -2,7 +2,7 @@
 // v0-3: one transaction, from its producer. v4+ (KIP-890): a batch of transactions, sent by brokers; VerifyOnly
 // asks whether the partitions are already part of the transaction without adding them.
 //
-// Kafka's checks before the coordinator (KafkaApis.handleAddPartitionsToTxnRequest): a partition of an unknown
+// Kafka's checks before the coordinator (KafkaApis.handleAddPartitionsToTxnRequest, even for an empty id): a partition of an unknown
 // topic, or beyond its partition count, answers UNKNOWN_TOPIC_OR_PARTITION and every other partition of that
 // transaction OPERATION_NOT_ATTEMPTED; so does a partition of an internal topic (TOPIC_AUTHORIZATION_FAILED, as
 // Kafka: producers may not write them). The coordinator then answers every partition with one error.
@@ -28,6 +28,7 @@ std::vector<response::add_partitions_to_txn_topic_result> answer_all(
   std::map<std::string, size_t> where;  // a topic named twice is answered once
   std::set<std::pair<size_t, int32_t>> answered;  // (topic entry, partition): each answered once, in O(n log n)
   for (const auto& t : topics) {
+    if (t.partitions.empty()) continue;  // Kafka answers from a map of partitions: no entry for such a topic
     auto [it, fresh] = where.emplace(t.name, out.size());
     if (fresh) out.push_back({t.name, {}, {}});
     auto& tr = out[it->second];
@@ -46,7 +47,6 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
                                                                          int64_t producer_id, int16_t producer_epoch,
                                                                          bool verify_only,
                                                                          const std::vector<request::add_partitions_to_txn_topic>& topics) {
-  if (id.empty()) co_return answer_all(topics, {}, error_code::invalid_request);  // Kafka: before anything else
   txn::add_partitions_request r;
   r.transactional_id = id;
   r.producer_id = producer_id;
@@ -66,6 +66,7 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
     }
   }
   if (!unknown.empty()) co_return answer_all(topics, unknown, error_code::operation_not_attempted);
+  if (id.empty()) co_return answer_all(topics, {}, error_code::invalid_request);  // the coordinator's first check
   auto s = txn_shard(svc, id);
   if (!s) co_return answer_all(topics, {}, error_code::not_coordinator);
   if (verify_only) {

@@ -144,6 +144,12 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     }
     co_return resp;
   }
+  // Kafka fills the authorized operations of every topic asked for by name, errors included (not of unknown ids).
+  auto named_error = [ops](error_code code, const std::string& name) {
+    auto out = topic_error(code, name);
+    if (ops) out.topic_authorized_operations = kTopicOperations;
+    return out;
+  };
   std::set<std::string> names_answered;  // Kafka answers a topic named twice once (the request is a set)
   for (const auto& wanted : *req.topics) {
     if (wanted.topic_id.is_zero() && wanted.name && !names_answered.insert(*wanted.name).second) continue;
@@ -169,11 +175,11 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     // Kafka (KafkaApis.getTopicMetadata, AutoTopicCreationManager): a name Topic.validate rejects is
     // INVALID_TOPIC_EXCEPTION whether auto-creation is allowed or not, and is never created.
     if (invalid_topic_name_reason(name)) {
-      resp.topics.push_back(topic_error(error_code::invalid_topic_exception, name));
+      resp.topics.push_back(named_error(error_code::invalid_topic_exception, name));
       continue;
     }
     if (!req.allow_auto_topic_creation || !svc.config.auto_create_topics_enable) {
-      resp.topics.push_back(topic_error(error_code::unknown_topic_or_partition, name));
+      resp.topics.push_back(named_error(error_code::unknown_topic_or_partition, name));
       continue;
     }
     int16_t replication_factor = svc.config.default_replication_factor;
@@ -186,7 +192,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     // topic it just auto-created; clients ask again.
     auto created = c ? std::nullopt : by_name(name);
     const bool made = err.ok() || err.code == error_code::topic_already_exists;
-    resp.topics.push_back(created ? std::move(*created) : topic_error(made ? error_code::leader_not_available : err.code, name));
+    resp.topics.push_back(created ? std::move(*created) : named_error(made ? error_code::leader_not_available : err.code, name));
   }
   co_return resp;
 }

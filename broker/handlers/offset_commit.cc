@@ -52,7 +52,9 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
   }
   response resp;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-    if (req.topics[ti].partitions.empty()) continue;  // Kafka: no entry for a topic without partitions
+    // Kafka answers an unknown topic in KafkaApis (an entry even without partitions); a known topic's partitions
+    // come back from the coordinator, so a known topic named without partitions gets no entry.
+    if (req.topics[ti].partitions.empty() && svc.topics.find(req.topics[ti].name)) continue;
     response::offset_commit_response_topic t;
     t.name = req.topics[ti].name;
     for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {

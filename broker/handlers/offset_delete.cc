@@ -35,7 +35,9 @@ task<response> offset_delete(broker_services& svc, request_context& rc, protocol
   std::map<std::pair<std::string_view, int32_t>, error_code> outcome;
   for (const auto& r : result.partitions) outcome[{r.tp.topic, r.tp.partition}] = to_kafka(r.error);
   for (const auto& t : req.topics) {
-    if (t.partitions.empty()) continue;  // Kafka: a topic named with no partitions is not answered
+    // Kafka answers an unknown topic before the coordinator (an entry even without partitions); a known topic
+    // named without partitions gets no entry.
+    if (t.partitions.empty() && svc.topics.find(t.name)) continue;
     response::offset_delete_response_topic out;
     out.name = t.name;
     for (const auto& p : t.partitions) {

@@ -98,7 +98,9 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
              req.group_id, req.producer_id, req.producer_epoch, rc.session.peer);
   response resp;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-    if (req.topics[ti].partitions.empty()) continue;  // Kafka answers only the partitions it was given
+    // As OffsetCommit: an unknown topic is answered before the coordinator (an entry even without partitions),
+    // a known topic named without partitions gets no entry.
+    if (req.topics[ti].partitions.empty() && svc.topics.find(req.topics[ti].name)) continue;
     response::txn_offset_commit_response_topic t;
     t.name = req.topics[ti].name;
     for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {

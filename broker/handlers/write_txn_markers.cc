@@ -3,6 +3,9 @@
 // has it; a marker into __consumer_offsets also completes that producer's pending transactional offsets.
 // Per partition: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (not led here), INVALID_PRODUCER_EPOCH,
 // TRANSACTION_COORDINATOR_FENCED, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR.
+#include <map>
+#include <utility>
+
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/topic_registry.h"
@@ -13,33 +16,48 @@ using protocol::error_code;
 using response = protocol::write_txn_markers_response;
 
 task<response> write_txn_markers(broker_services& svc, request_context&, protocol::write_txn_markers_request& req) {
-  response resp;
+  // Kafka keeps the outcome in a map by producer id, then by topic-partition: markers of the same producer are
+  // answered as one, a partition named twice once (the last outcome), and a topic or marker without partitions
+  // not at all. A partition this broker does not have is UNKNOWN_TOPIC_OR_PARTITION whatever the producer.
+  std::vector<int64_t> producers;  // in the order first named
+  std::map<int64_t, std::map<std::pair<std::string, int32_t>, error_code>> outcome;
   for (const auto& m : req.markers) {
-    response::writable_txn_marker_result mr;
-    mr.producer_id = m.producer_id;
+    // No producer (-1): Kafka's append of the marker fails as a whole once any partition of it is here, and
+    // every partition of the marker, here or not, is UNKNOWN_SERVER_ERROR; nothing is written.
+    bool any_here = false;
     for (const auto& t : m.topics) {
-      response::writable_txn_marker_topic_result tr;
-      tr.name = t.name;
+      auto topic = svc.topics.find(t.name);
+      for (int32_t index : t.partition_indexes) any_here = any_here || partition_of(topic, index) != nullptr;
+    }
+    const bool fails_whole = m.producer_id < 0 && any_here;
+    for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
       for (int32_t index : t.partition_indexes) {
-        response::writable_txn_marker_partition_result pr;
-        pr.partition_index = index;
         auto p = partition_of(topic, index);
-        if (m.producer_id < 0) {
-          // No producer: Kafka fails the whole marker with UNKNOWN_SERVER_ERROR (every partition, known or not);
-          // nothing is written.
-          pr.error_code = error_code::unknown_server_error;
+        error_code e;
+        if (fails_whole) {
+          e = error_code::unknown_server_error;
         } else if (!p) {
-          pr.error_code = missing_partition_error(topic, index);
+          e = error_code::unknown_topic_or_partition;
         } else if (!p->is_leader()) {
-          pr.error_code = error_code::not_leader_or_follower;
+          e = error_code::not_leader_or_follower;
         } else {
           auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
-          pr.error_code = co_await std::move(op);
+          e = co_await std::move(op);
         }
-        tr.partitions.push_back(std::move(pr));
+        auto [it, fresh] = outcome.try_emplace(m.producer_id);
+        if (fresh) producers.push_back(m.producer_id);
+        it->second[{t.name, index}] = e;
       }
-      mr.topics.push_back(std::move(tr));
+    }
+  }
+  response resp;
+  for (int64_t producer : producers) {
+    response::writable_txn_marker_result mr;
+    mr.producer_id = producer;
+    for (const auto& [tp, e] : outcome[producer]) {
+      if (mr.topics.empty() || mr.topics.back().name != tp.first) mr.topics.push_back({tp.first, {}, {}});
+      mr.topics.back().partitions.push_back({tp.second, e, {}});
     }
     resp.markers.push_back(std::move(mr));
   }
