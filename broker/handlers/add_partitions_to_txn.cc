@@ -21,14 +21,17 @@ using response = protocol::add_partitions_to_txn_response;
 
 namespace {
 
+/// Kafka builds the answer two ways: from a map of partitions (the partition checks, verify-only: no entry for a
+/// topic named without partitions) or from the request's topics (an error of the whole transaction from the
+/// coordinator, `request_topics`: such a topic keeps an empty entry).
 std::vector<response::add_partitions_to_txn_topic_result> answer_all(
     const std::vector<request::add_partitions_to_txn_topic>& topics, const std::map<txn::topic_partition, error_code>& own,
-    error_code rest) {
+    error_code rest, bool request_topics = false) {
   std::vector<response::add_partitions_to_txn_topic_result> out;
   std::map<std::string, size_t> where;  // a topic named twice is answered once
   std::set<std::pair<size_t, int32_t>> answered;  // (topic entry, partition): each answered once, in O(n log n)
   for (const auto& t : topics) {
-    if (t.partitions.empty()) continue;  // Kafka answers from a map of partitions: no entry for such a topic
+    if (t.partitions.empty() && !request_topics) continue;
     auto [it, fresh] = where.emplace(t.name, out.size());
     if (fresh) out.push_back({t.name, {}, {}});
     auto& tr = out[it->second];
@@ -66,9 +69,9 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
     }
   }
   if (!unknown.empty()) co_return answer_all(topics, unknown, error_code::operation_not_attempted);
-  if (id.empty()) co_return answer_all(topics, {}, error_code::invalid_request);  // the coordinator's first check
+  if (id.empty()) co_return answer_all(topics, {}, error_code::invalid_request, !verify_only);  // the coordinator's first check
   auto s = txn_shard(svc, id);
-  if (!s) co_return answer_all(topics, {}, error_code::not_coordinator);
+  if (!s) co_return answer_all(topics, {}, error_code::not_coordinator, true);
   if (verify_only) {
     auto op = [r](txn::transaction_coordinator& c) { return c.verify_partitions(r); };
     auto verified = co_await coordinator::run_on(svc.txns.coordinators(), s, std::move(op));
@@ -78,7 +81,7 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
   }
   auto op = [r](txn::transaction_coordinator& c) { return c.add_partitions(r); };
   auto result = co_await coordinator::write_on<txn::add_partitions_result>(svc.txns.coordinators(), s, std::move(op));
-  co_return answer_all(topics, {}, to_protocol(result.error, version, 2));
+  co_return answer_all(topics, {}, to_protocol(result.error, version, 2), true);
 }
 
 }  // namespace

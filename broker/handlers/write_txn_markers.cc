@@ -18,26 +18,47 @@ using response = protocol::write_txn_markers_response;
 task<response> write_txn_markers(broker_services& svc, request_context&, protocol::write_txn_markers_request& req) {
   // Kafka keeps the outcome in a map by producer id, then by topic-partition: markers of the same producer are
   // answered as one, a partition named twice once (the last outcome), and a topic or marker without partitions
-  // not at all. A partition this broker does not have is UNKNOWN_TOPIC_OR_PARTITION whatever the producer.
+  // not at all. A partition this broker does not have is UNKNOWN_TOPIC_OR_PARTITION.
   std::vector<int64_t> producers;  // in the order first named
   std::map<int64_t, std::map<std::pair<std::string, int32_t>, error_code>> outcome;
+  auto entry = [&](int64_t producer) -> auto& {
+    auto [it, fresh] = outcome.try_emplace(producer);
+    if (fresh) producers.push_back(producer);
+    return it->second;
+  };
+  bool whole_request_failed = false;
   for (const auto& m : req.markers) {
-    // No producer (-1): Kafka's append of the marker fails as a whole once any partition of it is here, and
-    // every partition of the marker, here or not, is UNKNOWN_SERVER_ERROR; nothing is written.
     bool any_here = false;
     for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
       for (int32_t index : t.partition_indexes) any_here = any_here || partition_of(topic, index) != nullptr;
     }
-    const bool fails_whole = m.producer_id < 0 && any_here;
+    if (!any_here) {
+      for (const auto& t : m.topics)
+        for (int32_t index : t.partition_indexes) entry(m.producer_id)[{t.name, index}] = error_code::unknown_topic_or_partition;
+      continue;
+    }
+    if (m.producer_id >= 0 && m.producer_epoch < 0) {
+      // A marker of a producer without an epoch: Kafka's append throws in the request thread and the whole
+      // request is answered UNKNOWN_SERVER_ERROR (below); nothing more is written.
+      whole_request_failed = true;
+      break;
+    }
+    if (m.producer_id < 0) {
+      // No producer: the append of the marker fails as a whole, and its outcome replaces what this producer id
+      // had: every partition of the marker, here or not, UNKNOWN_SERVER_ERROR; nothing is written.
+      auto& e = entry(m.producer_id);
+      e.clear();
+      for (const auto& t : m.topics)
+        for (int32_t index : t.partition_indexes) e[{t.name, index}] = error_code::unknown_server_error;
+      continue;
+    }
     for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
       for (int32_t index : t.partition_indexes) {
         auto p = partition_of(topic, index);
         error_code e;
-        if (fails_whole) {
-          e = error_code::unknown_server_error;
-        } else if (!p) {
+        if (!p) {
           e = error_code::unknown_topic_or_partition;
         } else if (!p->is_leader()) {
           e = error_code::not_leader_or_follower;
@@ -45,14 +66,21 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
           auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
           e = co_await std::move(op);
         }
-        auto [it, fresh] = outcome.try_emplace(m.producer_id);
-        if (fresh) producers.push_back(m.producer_id);
-        it->second[{t.name, index}] = e;
+        entry(m.producer_id)[{t.name, index}] = e;
       }
     }
   }
+  if (whole_request_failed) {
+    // WriteTxnMarkersRequest.getErrorResponse: every partition of every marker, merged as above.
+    producers.clear();
+    outcome.clear();
+    for (const auto& m : req.markers)
+      for (const auto& t : m.topics)
+        for (int32_t index : t.partition_indexes) entry(m.producer_id)[{t.name, index}] = error_code::unknown_server_error;
+  }
   response resp;
   for (int64_t producer : producers) {
+    if (outcome[producer].empty()) continue;
     response::writable_txn_marker_result mr;
     mr.producer_id = producer;
     for (const auto& [tp, e] : outcome[producer]) {

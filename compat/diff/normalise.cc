@@ -10,7 +10,8 @@ namespace {
 constexpr const char* zero_uuid = "AAAAAAAAAAAAAAAAAAAAAA";
 // Keys by which arrays of structs are sorted (N10, "unordered arrays"), first match wins.
 constexpr const char* sort_keys[] = {"name", "topic", "topic_name", "group_id", "transactional_id", "resource_name", "config_name",
-                                     "partition_index", "partition", "index", "api_key", "key", "broker_id", "node_id"};
+                                     "partition_index", "partition", "index", "api_key", "key", "broker_id", "node_id",
+                                     "producer_id"};
 
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch);
 
@@ -163,7 +164,27 @@ void diff_into(const boost::json::value& a, const boost::json::value& b, const s
 
 }  // namespace
 
+namespace {
+
+void collect_producer_ids(const boost::json::value& v, const std::string& key, std::set<int64_t>& out) {
+  if (v.is_object()) {
+    for (const auto& kv : v.as_object()) collect_producer_ids(kv.value(), std::string(kv.key()), out);
+  } else if (v.is_array()) {
+    for (const auto& e : v.as_array()) collect_producer_ids(e, key, out);
+  } else if (key == "producer_id" && v.is_int64() && v.as_int64() >= 0) {
+    out.insert(v.as_int64());
+  }
+}
+
+}  // namespace
+
 void normalise(boost::json::value& v, int16_t api_key, rename_maps& maps, const std::set<int16_t>& common_keys) {
+  // N6: producer ids new in this response are named in ascending order, not in order of appearance, so that the
+  // same ids listed in another order (WriteTxnMarkers answers from a hash map in Kafka) get the same names.
+  std::set<int64_t> ids;
+  collect_producer_ids(v, "", ids);
+  for (int64_t id : ids)
+    if (!maps.producer_ids.contains(id)) maps.producer_ids.emplace(id, static_cast<int64_t>(maps.producer_ids.size()) + 1000000);
   if (api_key == 18 && v.is_object() && v.as_object().contains("api_keys")) {  // N11 ApiVersions
     auto& keys = v.as_object()["api_keys"].as_array();
     boost::json::array kept;
