@@ -11,7 +11,9 @@ namespace sluice::groups {
 // JoinGroup
 
 void group_coordinator::join_group(join_group_request r, join_group_callback done) {
-  if (r.rebalance_timeout_ms < 0) r.rebalance_timeout_ms = r.session_timeout_ms;  // v0
+  // v0 has no rebalance timeout: the handler passes the session timeout. From v1 the member's value is kept as
+  // sent, -1 included (Kafka: a group's rebalance timeout is the members' largest, so a lone member's -1 ends
+  // the join and sync phases at once).
   if (auto e = validate(r.group_id, api::join)) {
     reply(done, join_error(r.member_id, *e));
   } else if (r.session_timeout_ms < config_.min_session_timeout_ms ||

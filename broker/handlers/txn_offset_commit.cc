@@ -60,7 +60,10 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
   error_code verified = error_code::none;
   auto offsets_topic = svc.topics.find(consumer_offsets_topic);
   // An empty group id is INVALID_GROUP_ID first (the coordinator answers it).
-  if (!r.partitions.empty() && !req.group_id.empty() && offsets_topic && !offsets_topic->partitions.empty()) {
+  if (!r.partitions.empty() && !req.group_id.empty() && req.transactional_id.empty()) {
+    // The transaction coordinator's verification refuses an empty transactional id (INVALID_REQUEST).
+    verified = error_code::invalid_request;
+  } else if (!r.partitions.empty() && !req.group_id.empty() && offsets_topic && !offsets_topic->partitions.empty()) {
     if (auto ts = svc.txns.shard_for(req.transactional_id); ts && ts->part->is_leader()) {
       const txn::topic_partition group_partition{
           std::string(consumer_offsets_topic),

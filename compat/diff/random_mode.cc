@@ -38,7 +38,7 @@ struct pools {
 std::string element_key(const boost::json::value& e) {
   if (!e.is_object()) return boost::json::serialize(e);
   for (const char* k : {"name", "topic", "topic_id", "partition_index", "partition", "index", "group_id", "key_",
-                        "resource_name", "member_id", "api_key"})
+                        "resource_name", "member_id", "api_key", "transactional_id", "producer_id"})
     if (auto it = e.as_object().find(k); it != e.as_object().end()) return k + boost::json::serialize(it->value());
   return boost::json::serialize(e);
 }
