@@ -39,6 +39,7 @@ error_code from_partition(partition_errc e) {
   switch (e) {
     case partition_errc::not_leader: return error_code::not_leader_or_follower;
     case partition_errc::not_enough_replicas: return error_code::not_enough_replicas;
+    case partition_errc::unknown_leader_epoch: return error_code::unknown_leader_epoch;
   }
   return error_code::unknown_server_error;
 }

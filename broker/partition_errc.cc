@@ -13,6 +13,7 @@ class partition_error_category final : public std::error_category {
     switch (static_cast<partition_errc>(value)) {
       case partition_errc::not_leader: return "not_leader";
       case partition_errc::not_enough_replicas: return "not_enough_replicas";
+      case partition_errc::unknown_leader_epoch: return "unknown_leader_epoch";
     }
     return "unknown";
   }

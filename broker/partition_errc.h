@@ -5,8 +5,8 @@
 namespace sluice::broker {
 
 /// Errors of the partition layer, carried in sluice::error::code as std::error_code of the "partition"
-/// category; error_map turns them into NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS.
-enum class partition_errc : int { not_leader = 1, not_enough_replicas };
+/// category; error_map turns them into NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS and UNKNOWN_LEADER_EPOCH.
+enum class partition_errc : int { not_leader = 1, not_enough_replicas, unknown_leader_epoch };
 
 }  // namespace sluice::broker
 

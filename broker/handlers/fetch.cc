@@ -6,6 +6,7 @@
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
 // Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -29,6 +30,7 @@ struct slot {
   response::partition_data* out;
   int64_t fetch_offset;
   int32_t partition_max_bytes;
+  int32_t current_leader_epoch;  // as requested (-1: none)
 };
 
 struct read_outcome {
@@ -122,7 +124,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       if (placed.partitions[i].error_code != error_code::none) continue;
       const auto& fp = ft.partitions[kept[i]];
       slots.push_back({t->partitions[static_cast<size_t>(fp.partition)], &placed.partitions[i], fp.fetch_offset,
-                       fp.partition_max_bytes});
+                       fp.partition_max_bytes, fp.current_leader_epoch});
     }
   }
 
@@ -143,7 +145,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
       const int64_t now_ms = svc.clock.now_ms();
       auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
-                                             now_ms, read_committed] {
+                                             now_ms, read_committed, epoch = s.current_leader_epoch] {
         if (read_committed) {
           read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
           out.data = p->read_committed(offset, limit, min_one, out.aborted);
@@ -154,9 +156,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
                               p->last_stable_offset(), {}};
         }
         if (!p->has_follower(replica_id)) {
-          return read_outcome{error{partition_errc::not_leader, "broker " + std::to_string(replica_id) +
-                                                                    " is not a follower of " + p->topic() + "-" +
-                                                                    std::to_string(p->index())},
+          // Kafka's followerReplicaOrThrow: with a leader epoch in the request, UNKNOWN_LEADER_EPOCH (the replica
+          // may not be known in that epoch yet); without one, NOT_LEADER_OR_FOLLOWER.
+          const std::string why = "broker " + std::to_string(replica_id) + " is not a replica of " + p->topic() + "-" +
+                                  std::to_string(p->index());
+          return read_outcome{epoch >= 0 ? error{partition_errc::unknown_leader_epoch, why}
+                                         : error{partition_errc::not_leader, why},
                               -1, -1, {}, -1, {}};
         }
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);

@@ -151,8 +151,11 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     return out;
   };
   std::set<std::string> names_answered;  // Kafka answers a topic named twice once (the request is a set)
+  std::set<std::string> ids_answered;
   for (const auto& wanted : *req.topics) {
     if (wanted.topic_id.is_zero() && wanted.name && !names_answered.insert(*wanted.name).second) continue;
+    // A topic id named twice is answered once too (Kafka collects the ids as a set).
+    if (!wanted.topic_id.is_zero() && !ids_answered.insert(wanted.topic_id.to_string()).second) continue;
     // v10+: a non-zero topic id names the topic (Kafka then ignores the name); a null name (v12) with no id
     // finds nothing. Any other entry is a name, the empty string included: "" is a name Kafka's
     // Topic.validate rejects, so it is INVALID_TOPIC_EXCEPTION as below, never an id lookup.

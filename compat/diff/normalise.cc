@@ -72,17 +72,19 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
   }
   if (v.is_array()) {
     auto& a = v.as_array();
+    // N10 first, then the elements: the renamings (N5, N6) then name ids in the sorted order, the same on both
+    // sides whatever order each broker listed them in.
+    if (key != "members" && key != "records" && !a.empty() && !sort_key_of(a[0]).empty()) {
+      std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
+        return sort_key_of(x) < sort_key_of(y);
+      });
+    }
     for (auto& e : a) walk(e, key, maps, in_batch || key == "records");
     if (key == "partitions" && !a.empty() &&
         std::all_of(a.begin(), a.end(), [](const boost::json::value& e) { return e.is_int64(); })) {  // N12
       std::sort(a.begin(), a.end(),
                 [](const boost::json::value& x, const boost::json::value& y) { return x.as_int64() < y.as_int64(); });
       return;
-    }
-    if (key != "members" && key != "records" && !a.empty() && !sort_key_of(a[0]).empty()) {  // N10
-      std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
-        return sort_key_of(x) < sort_key_of(y);
-      });
     }
     return;
   }
