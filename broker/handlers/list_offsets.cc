@@ -87,7 +87,9 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
       } else if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
         pr.offset = p->log_start_offset();
       } else if (lp.timestamp == kLatestTiered) {
-        pr.offset = p->log_end_offset();  // no tiered storage: what Kafka 4.4 answers without a remote log
+        // KIP-1005 without a remote log: Kafka 4.4 answers offset -1, leader epoch -1 (nothing is tiered).
+        pr.offset = -1;
+        pr.leader_epoch = -1;
       } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {
         const int64_t ts = lp.timestamp;
         auto lookup_op = call_on(p->strand(), [p, ts] {
