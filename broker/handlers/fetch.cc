@@ -74,26 +74,22 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     return last_entry[{topic_key(ft), ft.partitions[pi].partition}] == std::make_pair(ti, pi);
   };
 
-  // Resolve every partition once; errors found here are final for this request.
-  std::vector<slot> slots;
-  resp.responses.reserve(req.topics.size());
+  // Resolve every partition once; errors found here are final for this request. Kafka answers in two runs: the
+  // partitions it asked the replica manager about (request order), then those refused before (unknown topic, topic
+  // id or partition), each run grouped into a topic entry per run of the same topic (KafkaApis.handleFetchRequest:
+  // its "interesting" then its "erroneous" partitions; FetchResponse.of).
+  struct resolved {
+    size_t topic;  // index in req.topics
+    size_t partition_at;  // index in its partitions
+    response::partition_data data;
+    std::shared_ptr<partition> p;  // to read (no error yet)
+  };
+  std::vector<resolved> asked, refused;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& ft = req.topics[ti];
-    std::vector<size_t> kept;
+    std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
     for (size_t pi = 0; pi < ft.partitions.size(); ++pi) {
-      if (is_last(ti, pi)) kept.push_back(pi);
-    }
-    if (kept.empty()) continue;
-    std::shared_ptr<const topic> t;
-    response::fetchable_topic_response tr;
-    if (version >= 13) {
-      t = svc.topics.find(from_wire(ft.topic_id));
-      tr.topic_id = ft.topic_id;
-    } else {
-      t = svc.topics.find(ft.topic);
-      tr.topic = ft.topic;
-    }
-    for (size_t pi : kept) {
+      if (!is_last(ti, pi)) continue;
       const auto& fp = ft.partitions[pi];
       response::partition_data pd;
       pd.partition_index = fp.partition;
@@ -105,26 +101,48 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       // schema's empty list; errors of the read itself (ReplicaManager: not leader, fenced epoch, ...) and
       // read_uncommitted answers are null; read_committed fills it.
       pd.aborted_transactions = std::nullopt;
+      std::shared_ptr<partition> to_read;
+      bool before = false;
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
         pd.aborted_transactions.emplace();
+        before = true;
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
-        if (pd.error_code == error_code::unknown_topic_or_partition) pd.aborted_transactions.emplace();
+        if (pd.error_code == error_code::unknown_topic_or_partition) {
+          pd.aborted_transactions.emplace();
+          before = true;
+        }
       } else if (!p->is_leader()) {
         pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
       } else {
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
+        if (pd.error_code == error_code::none) to_read = p;
       }
-      tr.partitions.push_back(std::move(pd));
+      (before ? refused : asked).push_back({ti, pi, std::move(pd), std::move(to_read)});
     }
-    resp.responses.push_back(std::move(tr));
-    auto& placed = resp.responses.back();
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (placed.partitions[i].error_code != error_code::none) continue;
-      const auto& fp = ft.partitions[kept[i]];
-      slots.push_back({t->partitions[static_cast<size_t>(fp.partition)], &placed.partitions[i], fp.fetch_offset,
-                       fp.partition_max_bytes, fp.current_leader_epoch});
+  }
+  std::vector<slot> slots;
+  size_t entries = 0;
+  for (const auto* run : {&asked, &refused})
+    for (size_t i = 0; i < run->size(); ++i) entries += (i == 0 || (*run)[i].topic != (*run)[i - 1].topic) ? 1 : 0;
+  resp.responses.reserve(entries);  // no reallocation below: the slots point into these entries
+  for (auto* run : {&asked, &refused}) {
+    for (size_t i = 0; i < run->size(); ++i) {
+      auto& r = (*run)[i];
+      if (i == 0 || r.topic != (*run)[i - 1].topic) {
+        response::fetchable_topic_response tr;
+        if (version >= 13) tr.topic_id = req.topics[r.topic].topic_id;
+        else tr.topic = req.topics[r.topic].topic;
+        tr.partitions.reserve(run->size() - i);
+        resp.responses.push_back(std::move(tr));
+      }
+      auto& placed = resp.responses.back().partitions;
+      placed.push_back(std::move(r.data));
+      if (r.p) {
+        const auto& fp = req.topics[r.topic].partitions[r.partition_at];
+        slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch});
+      }
     }
   }
 
