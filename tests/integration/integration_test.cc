@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "admin_util.h"
 #include "broker_process.h"
 #include "rdkafka_util.h"
 
