@@ -22,7 +22,7 @@ constexpr std::array<topic_config_key, 38> kKeys = {{
     {"compression.type", "compression.type", "producer", ct::string},
     {"compression.zstd.level", "compression.zstd.level", "3", ct::int32},
     {"delete.retention.ms", "log.cleaner.delete.retention.ms", "86400000", ct::int64},
-    {"errors.deadletterqueue.group.enable", "", "false", ct::boolean},  // KIP-1034
+    {"errors.deadletterqueue.group.enable", "", "false", ct::boolean},
     {"file.delete.delay.ms", "log.segment.delete.delay.ms", "60000", ct::int64},
     {"flush.messages", "log.flush.interval.messages", "9223372036854775807", ct::int64},
     {"flush.ms", "log.flush.interval.ms", "9223372036854775807", ct::int64},

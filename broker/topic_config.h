@@ -62,6 +62,7 @@ std::vector<config_synonym> topic_config_synonyms(const broker_config& broker, c
 /// broker key this broker does not read (a topic key's broker synonym such as log.local.retention.ms).
 std::vector<config_synonym> broker_config_synonyms(const broker_config& broker, std::string_view name,
                                                    std::optional<std::string_view> fallback_default = std::nullopt);
+
 /// Whether a key holds a list (IncrementalAlterConfigs APPEND/SUBTRACT apply only to these).
 bool topic_config_is_list(std::string_view name);
 
@@ -72,8 +73,9 @@ bool topic_config_set_by_broker(const broker_config& broker, const topic_config_
 /// Checks one topic config value as Kafka's LogConfig does (Kafka 4.4 bounds): the key must be known; the
 /// value (trimmed, as Kafka's ConfigDef parses it) must parse as the key's type (INT within 32 bits, LONG,
 /// DOUBLE, BOOLEAN true/false in any case, LIST) and pass the key's validator: Range.atLeast bounds
-/// (segment.bytes >= 1048576 since Kafka 4.0, KIP-1030; internal.segment.bytes has none), segment.ms >= 1, retention.ms >= -1, max.message.bytes >= 0, min.insync.replicas
-/// >= 1, flush.messages >= 1, ...), min.cleanable.dirty.ratio in [0, 1], the allowed strings of
+/// (segment.bytes >= 1048576 since Kafka 4.0, KIP-1030; internal.segment.bytes has none; segment.ms >= 1,
+/// retention.ms >= -1, max.message.bytes >= 0, min.insync.replicas >= 1, flush.messages >= 1, ...),
+/// min.cleanable.dirty.ratio in [0, 1], max.decompressed.message.bytes in [1, 2147483639], the allowed strings of
 /// cleanup.policy, compression.type and message.timestamp.type, the KIP-390 compression level ranges and
 /// the throttled replica lists. Returns Kafka's message ("Invalid value V for configuration K: ...") when
 /// invalid; every admin path answers INVALID_CONFIG with it.
