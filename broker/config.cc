@@ -97,11 +97,47 @@ const std::map<std::string, std::string>& defaults() {
       {"unclean.leader.election.enable", "false"},
       {"log.preallocate", "false"},
       {"log.index.size.max.bytes", "10485760"},
-      {"log.roll.jitter.ms", "0"},
+      {"log.roll.jitter.ms", ""},  // null in Kafka: segment.jitter.ms' default (0) applies
       {"log.segment.delete.delay.ms", "60000"},
       {"log.cleaner.delete.retention.ms", "86400000"},
   };
   return d;
+}
+
+/// KafkaConfig's types of the known keys (DescribeConfigs config_type); keys Kafka does not have get ours.
+int8_t type_of(const std::string& key) {
+  constexpr int8_t B = 1, S = 2, I = 3, H = 4, L = 5, D = 6, LIST = 7;
+  static const std::map<std::string, int8_t> types = {
+      {"broker.id", I}, {"listeners", LIST}, {"advertised.listeners", LIST}, {"log.dirs", LIST}, {"log.dir", LIST},
+      {"num.partitions", I}, {"default.replication.factor", I}, {"auto.create.topics.enable", B},
+      {"delete.topic.enable", B}, {"log.segment.bytes", I}, {"log.index.interval.bytes", I}, {"log.roll.ms", L},
+      {"log.roll.hours", I}, {"log.retention.ms", L}, {"log.retention.minutes", I}, {"log.retention.hours", I},
+      {"log.retention.bytes", L}, {"log.retention.check.interval.ms", L}, {"log.flush.interval.messages", L},
+      {"log.flush.interval.ms", L}, {"message.max.bytes", I}, {"socket.request.max.bytes", I},
+      {"max.connections", I}, {"max.connections.per.ip", I}, {"offsets.commit.timeout.ms", I},
+      {"min.insync.replicas", I}, {"offsets.topic.replication.factor", H}, {"offsets.topic.num.partitions", I},
+      {"group.initial.rebalance.delay.ms", I}, {"group.min.session.timeout.ms", I},
+      {"group.max.session.timeout.ms", I}, {"group.max.size", I}, {"offsets.retention.minutes", I},
+      {"offsets.retention.check.interval.ms", L}, {"offset.metadata.max.bytes", I},
+      {"transaction.state.log.num.partitions", I}, {"transaction.state.log.replication.factor", H},
+      {"transaction.state.log.min.isr", I}, {"transaction.max.timeout.ms", I}, {"transactional.id.expiration.ms", I},
+      {"transaction.abort.timed.out.transaction.cleanup.interval.ms", I},
+      {"transaction.remove.expired.transaction.cleanup.interval.ms", I}, {"request.timeout.ms", I},
+      {"zookeeper.connect", S}, {"zookeeper.session.timeout.ms", I}, {"zookeeper.connection.timeout.ms", I},
+      {"broker.rack", S}, {"replica.lag.time.max.ms", L}, {"replica.fetch.wait.max.ms", I},
+      {"replica.fetch.min.bytes", I}, {"replica.fetch.max.bytes", I}, {"replica.fetch.response.max.bytes", I},
+      {"auto.leader.rebalance.enable", B}, {"leader.imbalance.check.interval.seconds", L},
+      {"leader.imbalance.per.broker.percentage", I}, {"controlled.shutdown.enable", B},
+      {"sluice.zookeeper.registration.retry.ms", L}, {"sluice.leader.imbalance.check.interval.ms", L},
+      {"num.io.threads", I}, {"num.network.threads", I}, {"sluice.log.level", S}, {"producer.id.expiration.ms", I},
+      {"sluice.test.fault.produce.drop.response.rate", D}, {"sluice.test.fault.seed", L},
+      {"log.message.timestamp.type", S}, {"log.cleanup.policy", LIST}, {"compression.type", S},
+      {"log.flush.offset.checkpoint.interval.ms", I}, {"log.flush.scheduler.interval.ms", L},
+      {"unclean.leader.election.enable", B}, {"log.preallocate", B}, {"log.index.size.max.bytes", I},
+      {"log.roll.jitter.ms", L}, {"log.segment.delete.delay.ms", L}, {"log.cleaner.delete.retention.ms", L},
+  };
+  auto it = types.find(key);
+  return it == types.end() ? S : it->second;
 }
 
 template <typename T>
@@ -302,7 +338,7 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(default_replication_factor, "default.replication.factor", int16_t, 1, INT16_MAX);
   SLUICE_BOOL(auto_create_topics_enable, "auto.create.topics.enable");
   SLUICE_BOOL(delete_topic_enable, "delete.topic.enable");
-  SLUICE_INT(log_segment_bytes, "log.segment.bytes", int64_t, 14, INT32_MAX);
+  SLUICE_INT(log_segment_bytes, "log.segment.bytes", int64_t, 1048576, INT32_MAX);  // 1 MiB since Kafka 4.0 (KIP-1030)
   SLUICE_INT(log_index_interval_bytes, "log.index.interval.bytes", int32_t, 0, INT32_MAX);
   SLUICE_INT(log_retention_bytes, "log.retention.bytes", int64_t, -1, INT64_MAX);
   SLUICE_INT(log_retention_check_interval_ms, "log.retention.check.interval.ms", int64_t, 1, INT64_MAX);
@@ -406,6 +442,14 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   c.values = std::move(v);
   return c;
 }
+
+std::optional<std::string> broker_config_default(const std::string& key) {
+  auto it = defaults().find(key);
+  if (it == defaults().end()) return std::nullopt;
+  return it->second;
+}
+
+int8_t broker_config_type(const std::string& key) { return type_of(key); }
 
 int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback) {
   auto it = config.values.find(key);

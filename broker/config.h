@@ -68,6 +68,14 @@ struct broker_config {
 /// (for keys read in one place only, such as the replica.fetch.* settings).
 int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback);
 
+/// The default of a broker key this broker knows, as text ("" where Kafka's default is null, e.g.
+/// log.retention.ms); nullopt for a key it does not know.
+std::optional<std::string> broker_config_default(const std::string& key);
+
+/// The DescribeConfigs ConfigType (KIP-569: BOOLEAN 1, STRING 2, INT 3, SHORT 4, LONG 5, DOUBLE 6, LIST 7) of a
+/// known broker key, Kafka's KafkaConfig type where Kafka has the key; STRING for an unknown key.
+int8_t broker_config_type(const std::string& key);
+
 /// Reads `server.properties`-format text as java.util.Properties.load does: `key=value`, `key: value` or
 /// `key value` lines ended by \n, \r or \r\n, `#`/`!` comments, a trailing backslash continues a line,
 /// escapes (\uXXXX, \t, \n, \r, \f, backslash + any character) decoded in keys and values; values are

@@ -12,41 +12,50 @@
 namespace sluice::broker {
 namespace {
 
-constexpr std::array<topic_config_key, 34> kKeys = {{
-    {"cleanup.policy", "log.cleanup.policy", "delete", false},
-    {"compression.gzip.level", "compression.gzip.level", "-1", true},
-    {"compression.lz4.level", "compression.lz4.level", "9", true},
-    {"compression.type", "compression.type", "producer", false},
-    {"compression.zstd.level", "compression.zstd.level", "3", true},
-    {"delete.retention.ms", "log.cleaner.delete.retention.ms", "86400000", true},
-    {"file.delete.delay.ms", "log.segment.delete.delay.ms", "60000", true},
-    {"flush.messages", "log.flush.interval.messages", "9223372036854775807", true},
-    {"flush.ms", "log.flush.interval.ms", "9223372036854775807", true},
-    {"follower.replication.throttled.replicas", "", "", false},
-    {"index.interval.bytes", "log.index.interval.bytes", "4096", true},
-    {"leader.replication.throttled.replicas", "", "", false},
-    {"local.retention.bytes", "log.local.retention.bytes", "-2", true},
-    {"local.retention.ms", "log.local.retention.ms", "-2", true},
-    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "9223372036854775807", true},
-    {"max.message.bytes", "message.max.bytes", "1048588", true},
-    {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "3600000", true},
-    {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "9223372036854775807", true},
-    {"message.timestamp.type", "log.message.timestamp.type", "CreateTime", false},
-    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "0.5", false},
-    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "0", true},
-    {"min.insync.replicas", "min.insync.replicas", "1", true},
-    {"preallocate", "log.preallocate", "false", false},
-    {"remote.log.copy.disable", "", "false", false},
-    {"remote.log.delete.on.disable", "", "false", false},
-    {"remote.storage.enable", "", "false", false},
-    {"retention.bytes", "log.retention.bytes", "-1", true},
-    {"retention.ms", "log.retention.ms", "604800000", true},
-    {"segment.bytes", "log.segment.bytes", "1073741824", true},
-    {"segment.index.bytes", "log.index.size.max.bytes", "10485760", true},
-    {"segment.jitter.ms", "log.roll.jitter.ms", "0", true},
-    {"segment.ms", "log.roll.ms", "604800000", true},
-    {"unclean.leader.election.enable", "unclean.leader.election.enable", "false", false},
-    {"message.downconversion.enable", "log.message.downconversion.enable", "true", false},
+using ct = config_type;
+
+// Kafka 4.4's LogConfig: name, broker synonym (ServerTopicConfigSynonyms), default, type.
+constexpr std::array<topic_config_key, 38> kKeys = {{
+    {"cleanup.policy", "log.cleanup.policy", "delete", ct::list},
+    {"compression.gzip.level", "compression.gzip.level", "-1", ct::int32},
+    {"compression.lz4.level", "compression.lz4.level", "9", ct::int32},
+    {"compression.type", "compression.type", "producer", ct::string},
+    {"compression.zstd.level", "compression.zstd.level", "3", ct::int32},
+    {"delete.retention.ms", "log.cleaner.delete.retention.ms", "86400000", ct::int64},
+    {"errors.deadletterqueue.group.enable", "", "false", ct::boolean},
+    {"file.delete.delay.ms", "log.segment.delete.delay.ms", "60000", ct::int64},
+    {"flush.messages", "log.flush.interval.messages", "9223372036854775807", ct::int64},
+    {"flush.ms", "log.flush.interval.ms", "9223372036854775807", ct::int64},
+    {"follower.replication.throttled.replicas", "", "", ct::list},
+    {"index.interval.bytes", "log.index.interval.bytes", "4096", ct::int32},
+    {"leader.replication.throttled.replicas", "", "", ct::list},
+    {"local.retention.bytes", "log.local.retention.bytes", "-2", ct::int64},
+    {"local.retention.ms", "log.local.retention.ms", "-2", ct::int64},
+    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "9223372036854775807", ct::int64},
+    {"max.decompressed.message.bytes", "max.decompressed.message.bytes", "2147483639", ct::int32},
+    {"max.message.bytes", "message.max.bytes", "1048588", ct::int32},
+    {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "3600000", ct::int64},
+    {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "9223372036854775807", ct::int64},
+    {"message.timestamp.type", "log.message.timestamp.type", "CreateTime", ct::string},
+    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "0.5", ct::float64},
+    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "0", ct::int64},
+    {"min.insync.replicas", "min.insync.replicas", "1", ct::int32},
+    {"preallocate", "log.preallocate", "false", ct::boolean},
+    {"remote.copy.lag.bytes", "log.remote.copy.lag.bytes", "-1", ct::int64},
+    {"remote.copy.lag.ms", "log.remote.copy.lag.ms", "0", ct::int64},
+    {"remote.log.copy.disable", "", "false", ct::boolean},
+    {"remote.log.delete.on.disable", "", "false", ct::boolean},
+    {"remote.storage.enable", "", "false", ct::boolean},
+    {"retention.bytes", "log.retention.bytes", "-1", ct::int64},
+    {"retention.ms", "log.retention.ms", "604800000", ct::int64},
+    {"segment.bytes", "log.segment.bytes", "1073741824", ct::int32},
+    {"segment.index.bytes", "log.index.size.max.bytes", "10485760", ct::int32},
+    {"segment.jitter.ms", "log.roll.jitter.ms", "0", ct::int64},
+    {"segment.ms", "log.roll.ms", "604800000", ct::int64},
+    {"unclean.leader.election.enable", "unclean.leader.election.enable", "false", ct::boolean},
+    // Kafka 4.x's escape hatch below segment.bytes' 1 MiB minimum (tests and tools): no default, no bounds; it
+    // replaces segment.bytes when set. message.downconversion.enable is gone since Kafka 4.0 (KIP-724).
+    {"internal.segment.bytes", "", "", ct::int32, true},
 }};
 
 // Java's String.trim(): Kafka's ConfigDef trims every value before parsing it.
@@ -66,15 +75,16 @@ bool one_of(std::string_view value, std::initializer_list<std::string_view> allo
   return false;
 }
 
-/// The lower bound (Kafka's Range.atLeast) of a numeric topic key, from Kafka 3.x's LogConfig; nullopt when
-/// any value of its type is accepted (retention.bytes) or the key has its own check (compression levels).
+/// The lower bound (Kafka's Range.atLeast) of a numeric topic key, from Kafka 4.4's LogConfig; nullopt when
+/// any value of its type is accepted (retention.bytes, internal.segment.bytes) or the key has its own check
+/// (compression levels, max.decompressed.message.bytes).
 std::optional<int64_t> lower_bound(std::string_view name) {
   struct bound {
     std::string_view name;
     int64_t min;
   };
-  static constexpr std::array<bound, 18> kBounds = {{
-      {"segment.bytes", 14},  // LegacyRecord.RECORD_OVERHEAD_V0
+  static constexpr std::array<bound, 21> kBounds = {{
+      {"segment.bytes", 1048576},  // 1 MiB since Kafka 4.0 (KIP-1030); 14 before
       {"segment.ms", 1},
       {"segment.jitter.ms", 0},
       {"segment.index.bytes", 4},
@@ -92,6 +102,9 @@ std::optional<int64_t> lower_bound(std::string_view name) {
       {"message.timestamp.after.max.ms", 0},
       {"local.retention.ms", -2},
       {"local.retention.bytes", -2},
+      {"remote.copy.lag.bytes", -1},
+      {"remote.copy.lag.ms", -1},
+      {"max.decompressed.message.bytes", 1},
   }};
   for (const auto& b : kBounds)
     if (b.name == name) return b.min;
@@ -139,25 +152,13 @@ const topic_config_key* find_topic_config_key(std::string_view name) {
 }
 
 int8_t topic_config_type(std::string_view name) {
-  static const std::array<std::string_view, 8> ints = {"index.interval.bytes", "max.message.bytes", "min.insync.replicas",
-                                                       "segment.bytes", "segment.index.bytes", "compression.gzip.level",
-                                                       "compression.lz4.level", "compression.zstd.level"};
-  static const std::array<std::string_view, 6> bools = {"preallocate", "unclean.leader.election.enable",
-                                                        "remote.storage.enable", "message.downconversion.enable",
-                                                        "remote.log.copy.disable", "remote.log.delete.on.disable"};
-  for (auto n : ints)
-    if (n == name) return 3;
-  for (auto n : bools)
-    if (n == name) return 1;
-  if (topic_config_is_list(name)) return 7;
-  if (name == "min.cleanable.dirty.ratio") return 6;
   const auto* key = find_topic_config_key(name);
-  return key && key->is_long ? 5 : 2;
+  return static_cast<int8_t>(key ? key->type : config_type::string);
 }
 
 bool topic_config_is_list(std::string_view name) {
-  return name == "cleanup.policy" || name == "follower.replication.throttled.replicas" ||
-         name == "leader.replication.throttled.replicas";
+  const auto* key = find_topic_config_key(name);
+  return key && key->type == config_type::list;
 }
 
 std::string topic_config_default(const broker_config& broker, const topic_config_key& key) {
@@ -170,6 +171,59 @@ std::string topic_config_default(const broker_config& broker, const topic_config
     if (it != broker.values.end() && !it->second.empty()) return it->second;
   }
   return std::string(key.default_value);
+}
+
+namespace {
+// ConfigSource (KIP-226).
+constexpr int8_t kTopicSource = 1, kStaticBrokerSource = 4, kDefaultSource = 5;
+
+/// DynamicBrokerConfig.brokerConfigSynonyms: the broker keys that set the same thing, the preferred first.
+std::vector<std::string_view> broker_synonym_group(std::string_view name) {
+  if (name == "log.roll.ms" || name == "log.roll.hours") return {"log.roll.ms", "log.roll.hours"};
+  if (name == "log.roll.jitter.ms" || name == "log.roll.jitter.hours") return {"log.roll.jitter.ms", "log.roll.jitter.hours"};
+  if (name == "log.flush.interval.ms") return {"log.flush.interval.ms", "log.flush.scheduler.interval.ms"};
+  if (name == "log.retention.ms" || name == "log.retention.minutes" || name == "log.retention.hours")
+    return {"log.retention.ms", "log.retention.minutes", "log.retention.hours"};
+  return {name};
+}
+}  // namespace
+
+std::vector<config_synonym> broker_config_synonyms(const broker_config& broker, std::string_view name,
+                                                   std::optional<std::string_view> fallback_default) {
+  std::vector<config_synonym> all;
+  const auto group = broker_synonym_group(name);
+  for (auto member : group) {
+    const std::string key(member);
+    if (!broker.explicit_keys.contains(key)) continue;
+    auto it = broker.values.find(key);
+    all.push_back({key, it == broker.values.end() ? std::optional<std::string>() : it->second, kStaticBrokerSource});
+  }
+  for (auto member : group) {
+    const std::string key(member);
+    std::optional<std::string> def = broker_config_default(key);
+    if (!def && member == name && fallback_default) def = std::string(*fallback_default);
+    if (def && !def->empty()) all.push_back({key, *def, kDefaultSource});  // "": a null default, no synonym
+  }
+  // ConfigHelper.configSynonyms: allSynonyms.dropWhile(s => s.name != name).
+  auto first = std::find_if(all.begin(), all.end(), [&](const config_synonym& s) { return s.name == name; });
+  return {first, all.end()};
+}
+
+std::vector<config_synonym> topic_config_synonyms(const broker_config& broker, const topic_config_key& key,
+                                                  const std::map<std::string, std::string>& overrides) {
+  std::vector<config_synonym> out;
+  if (auto it = overrides.find(std::string(key.name)); it != overrides.end())
+    out.push_back({it->first, it->second, kTopicSource});
+  if (!key.broker_key.empty())
+    for (auto& s : broker_config_synonyms(broker, key.broker_key, key.default_value)) out.push_back(std::move(s));
+  return out;
+}
+
+bool topic_config_set_by_broker(const broker_config& broker, const topic_config_key& key) {
+  if (key.broker_key.empty()) return false;
+  for (auto member : broker_synonym_group(key.broker_key))
+    if (broker.explicit_keys.contains(std::string(member))) return true;
+  return false;
 }
 
 std::optional<int64_t> parse_config_long(std::string_view text) {
@@ -208,6 +262,8 @@ std::optional<std::string> validate_topic_config(std::string_view name, std::str
         return invalid(name, value, "Value must be between 1 and 17");
       if (name == "compression.zstd.level" && !(*n >= -131072 && *n <= 22))
         return invalid(name, value, "Value must be between -131072 and 22");
+      if (name == "max.decompressed.message.bytes" && *n > 2147483639)  // Range.between(1, Integer.MAX_VALUE - 8)
+        return invalid(name, value, "Value must be no more than 2147483639");
       return std::nullopt;
     }
     case 6: {  // DOUBLE: min.cleanable.dirty.ratio, Range.between(0, 1)
@@ -264,6 +320,9 @@ storage::log_config make_log_config(const broker_config& broker, const std::map<
   c.max_message_bytes = broker.message_max_bytes;
   c.producer_id_expiration_ms = broker.producer_id_expiration_ms;  // a broker key in Kafka, not a topic key
   if (auto n = topic_config_long(overrides, "segment.bytes")) c.segment_bytes = *n;
+  // Kafka's LogConfig.segmentSize(): internal.segment.bytes when set (any INT: Kafka then rolls at every batch
+  // for 0 or less, which a size of 1 does here too).
+  if (auto n = topic_config_long(overrides, "internal.segment.bytes")) c.segment_bytes = std::max<int64_t>(*n, 1);
   if (auto n = topic_config_long(overrides, "index.interval.bytes")) c.index_interval_bytes = static_cast<int32_t>(*n);
   if (auto n = topic_config_long(overrides, "max.message.bytes")) c.max_message_bytes = static_cast<int32_t>(*n);
   c.segment_ms = broker.log_roll_ms;

@@ -4,22 +4,30 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "broker/config.h"
 #include "storage/log.h"
 
 namespace sluice::broker {
 
-/// One topic config key: its Kafka name, the broker key that supplies its default (empty if none) and
-/// the default when that broker key is unset. Source: Kafka's TopicConfig / LogConfig.
+/// DescribeConfigs ConfigType (KIP-569).
+enum class config_type : int8_t { boolean = 1, string = 2, int32 = 3, int16 = 4, int64 = 5, float64 = 6, list = 7 };
+
+/// One topic config key: its Kafka name, the broker key that supplies its default (Kafka's
+/// ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS; empty if none), the default when that broker key is unset
+/// and its type. `internal`: Kafka's LogConfig defines it with defineInternal (internal.segment.bytes): it is
+/// accepted, but listed by DescribeConfigs and CreateTopics only when a topic sets it. Source: Kafka 4.4's
+/// TopicConfig / LogConfig.
 struct topic_config_key {
   std::string_view name;
   std::string_view broker_key;
   std::string_view default_value;
-  bool is_long;  // numeric; validated as an integer on create/alter
+  config_type type;
+  bool internal = false;
 };
 
-/// Every topic config key Kafka 4.0 documents.
+/// Every topic config key of Kafka 4.4 (LogConfig.configNames()): 37 public keys and internal.segment.bytes.
 std::span<const topic_config_key> topic_config_keys();
 const topic_config_key* find_topic_config_key(std::string_view name);
 
@@ -27,16 +35,47 @@ const topic_config_key* find_topic_config_key(std::string_view name);
 /// key, or the static default.
 std::string topic_config_default(const broker_config& broker, const topic_config_key& key);
 
-/// DescribeConfigs ConfigType (KIP-569): BOOLEAN 1, STRING 2, INT 3, SHORT 4, LONG 5, DOUBLE 6, LIST 7.
+/// DescribeConfigs ConfigType (KIP-569) of a topic key: BOOLEAN 1, STRING 2, INT 3, LONG 5, DOUBLE 6, LIST 7;
+/// STRING for an unknown name.
 int8_t topic_config_type(std::string_view name);
+
+/// A DescribeConfigs synonym (KIP-226): a config name, its value, where it comes from (ConfigSource:
+/// DYNAMIC_TOPIC_CONFIG 1, STATIC_BROKER_CONFIG 4, DEFAULT_CONFIG 5).
+struct config_synonym {
+  std::string name;
+  std::optional<std::string> value;
+  int8_t source;
+};
+
+/// The synonyms of topic key `key` in Kafka's order (ConfigHelper.createTopicConfigEntry): the topic's override,
+/// then the broker key's synonym group (broker_config_synonyms). The first one's source is the config's
+/// config_source; none means DEFAULT_CONFIG.
+std::vector<config_synonym> topic_config_synonyms(const broker_config& broker, const topic_config_key& key,
+                                                  const std::map<std::string, std::string>& overrides);
+
+/// The synonyms of broker key `name` as Kafka's ConfigHelper.configSynonyms lists them: over the key's synonym
+/// group (log.retention.ms|minutes|hours, log.roll.ms|hours, log.roll.jitter.ms|hours,
+/// log.flush.interval.ms + log.flush.scheduler.interval.ms, else the key alone) first every member set in
+/// server.properties or --override (STATIC_BROKER_CONFIG), then every member with a non-null default
+/// (DEFAULT_CONFIG), and of that list only the part from the first entry named `name` on (so log.retention.ms
+/// has none while only log.retention.hours' default applies, as in Kafka). `fallback_default`: the default of a
+/// broker key this broker does not read (a topic key's broker synonym such as log.local.retention.ms).
+std::vector<config_synonym> broker_config_synonyms(const broker_config& broker, std::string_view name,
+                                                   std::optional<std::string_view> fallback_default = std::nullopt);
+
 /// Whether a key holds a list (IncrementalAlterConfigs APPEND/SUBTRACT apply only to these).
 bool topic_config_is_list(std::string_view name);
 
-/// Checks one topic config value as Kafka's LogConfig does (Kafka 3.x bounds): the key must be known; the
+/// Whether a member of `key`'s broker synonym group is set in server.properties or --override: CreateTopics then
+/// lists the key as STATIC_BROKER_CONFIG (Kafka's KafkaConfigSchema.resolveEffectiveTopicConfig).
+bool topic_config_set_by_broker(const broker_config& broker, const topic_config_key& key);
+
+/// Checks one topic config value as Kafka's LogConfig does (Kafka 4.4 bounds): the key must be known; the
 /// value (trimmed, as Kafka's ConfigDef parses it) must parse as the key's type (INT within 32 bits, LONG,
 /// DOUBLE, BOOLEAN true/false in any case, LIST) and pass the key's validator: Range.atLeast bounds
-/// (segment.bytes >= 14, segment.ms >= 1, retention.ms >= -1, max.message.bytes >= 0, min.insync.replicas
-/// >= 1, flush.messages >= 1, ...), min.cleanable.dirty.ratio in [0, 1], the allowed strings of
+/// (segment.bytes >= 1048576 since Kafka 4.0, KIP-1030; internal.segment.bytes has none; segment.ms >= 1,
+/// retention.ms >= -1, max.message.bytes >= 0, min.insync.replicas >= 1, flush.messages >= 1, ...),
+/// min.cleanable.dirty.ratio in [0, 1], max.decompressed.message.bytes in [1, 2147483639], the allowed strings of
 /// cleanup.policy, compression.type and message.timestamp.type, the KIP-390 compression level ranges and
 /// the throttled replica lists. Returns Kafka's message ("Invalid value V for configuration K: ...") when
 /// invalid; every admin path answers INVALID_CONFIG with it.

@@ -154,13 +154,32 @@ std::optional<kafka_error> invalid_manual_assignment(const std::vector<int32_t>&
 }
 }  // namespace
 
+kafka_error topic_registry::check_new_name(const std::string& name) const {
+  if (auto reason = invalid_topic_name_reason(name)) return {error_code::invalid_topic_exception, *reason};
+  std::vector<std::string> existing;
+  if (cluster_mode()) {
+    if (auto c = cluster())
+      for (const auto& [n, a] : c->topics) existing.push_back(n);
+  } else {
+    for (const auto& t : all()) existing.push_back(t->name);
+  }
+  if (std::find(existing.begin(), existing.end(), name) != existing.end())
+    return {error_code::topic_already_exists, "Topic '" + name + "' already exists."};
+  for (const auto& e : existing)
+    if (auto bad = collision_error(name, e)) return *bad;
+  return {};
+}
+
 kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
-  if (auto reason = invalid_topic_name_reason(spec.name)) return {error_code::invalid_topic_exception, *reason};
-  if (spec.num_partitions < 1) return {error_code::invalid_partitions, "Number of partitions must be larger than 0."};
-  if (spec.replication_factor < 1)
-    return {error_code::invalid_replication_factor, "Replication factor must be larger than 0."};
-  if (auto bad = too_many_partitions(spec.num_partitions)) return *bad;
+  // Kafka 4.x's order (ReplicationControlManager.createTopics): the name, whether it exists, a collision, the
+  // configs, then (createTopic) the assignment or the replication factor before the partition count.
+  if (auto bad = check_new_name(spec.name); !bad.ok()) return bad;
   if (auto bad = validate_topic_configs(spec.configs)) return {error_code::invalid_config, *bad};
+  if (!spec.assignments && spec.replication_factor < 1)
+    return {error_code::invalid_replication_factor, "Replication factor must be larger than 0, or -1 to use the default value."};
+  if (!spec.assignments && spec.num_partitions < 1)
+    return {error_code::invalid_partitions, "Number of partitions was set to an invalid non-positive value."};
+  if (auto bad = too_many_partitions(spec.num_partitions)) return *bad;
   if (spec.assignments) {
     std::set<int32_t> registered;
     if (!cluster_mode()) registered = registered_brokers(nullptr, config_.broker_id);
@@ -171,7 +190,9 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   if (cluster_mode()) return create_in_cluster(spec, validate_only);
   if (spec.replication_factor > 1)  // one live broker in the embedded single-node mode
     return {error_code::invalid_replication_factor,
-            "Replication factor: " + std::to_string(spec.replication_factor) + " larger than available brokers: 1."};
+            "Unable to replicate the partition " + std::to_string(spec.replication_factor) +
+                " time(s): The target replication factor of " + std::to_string(spec.replication_factor) +
+                " cannot be reached because only 1 broker(s) are registered."};
 
   std::lock_guard lock(change_mutex_);
   if (find(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};

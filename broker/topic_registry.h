@@ -89,10 +89,15 @@ class topic_registry {
   std::shared_ptr<const topic> find(const coordination::topic_id& id) const;
   std::vector<std::shared_ptr<const topic>> all() const;
 
-  /// Validates and (unless `validate_only`) creates a topic. Errors as Kafka answers CreateTopics:
-  /// INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
-  /// INVALID_CONFIG, KAFKA_STORAGE_ERROR.
+  /// Validates and (unless `validate_only`) creates a topic. Errors as Kafka answers CreateTopics, in its
+  /// order: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (collision), INVALID_CONFIG,
+  /// INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, KAFKA_STORAGE_ERROR.
   kafka_error create(const topic_spec& spec, bool validate_only);
+
+  /// The name checks of a new topic, the first of create's (Kafka's validateNewTopicNames and the existing
+  /// topics): INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, then INVALID_TOPIC_EXCEPTION for a name that
+  /// collides with an existing one ('.' vs '_'). CreateTopics runs them before its null-config check.
+  kafka_error check_new_name(const std::string& name) const;
 
   /// Deletes a topic: drops it from the store and from lookups, then closes each partition's log on its
   /// strand and deletes the files. UNKNOWN_TOPIC_OR_PARTITION if absent.

@@ -1,11 +1,14 @@
 // AlterConfigs (key 33: the full set of a topic's overrides, KIP-133) and IncrementalAlterConfigs
 // (key 44: SET / DELETE / APPEND / SUBTRACT per key, KIP-339). Topic resources only: broker configs are
 // static here (server.properties and --override), so broker resources get INVALID_REQUEST.
+#include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
+#include "broker/topic_name.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -43,30 +46,67 @@ Result resource_error(int8_t type, const std::string& name, error_code code, std
   return r;
 }
 
+/// Kafka's ConfigAdminManager.preprocess, the same for both APIs and before anything else: a resource named twice
+/// (same type and name) is INVALID_REQUEST for each entry; then per resource a key given twice, then null values
+/// (`null_ok`: the operations that may carry none, IncrementalAlterConfigs' DELETE), then the resource type.
+template <typename Resources, typename NullOk>
+std::vector<std::optional<std::pair<error_code, std::string>>> preprocess(const Resources& resources, NullOk null_ok) {
+  std::vector<std::optional<std::pair<error_code, std::string>>> out(resources.size());
+  std::map<std::pair<int8_t, std::string>, int> count;
+  for (const auto& r : resources) ++count[{r.resource_type, r.resource_name}];
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const auto& r = resources[i];
+    if (count[{r.resource_type, r.resource_name}] > 1) {
+      out[i] = {error_code::invalid_request, "Each resource must appear at most once."};
+      continue;
+    }
+    std::set<std::string> names;
+    bool duplicate = false;
+    for (const auto& c : r.configs) duplicate |= !names.insert(c.name).second;
+    if (duplicate) {
+      out[i] = {error_code::invalid_request, "Error due to duplicate config keys"};
+      continue;
+    }
+    std::string nulls;
+    bool any_null = false;  // a flag, not the text: a config named "" leaves the text empty
+    for (const auto& c : r.configs) {
+      if (c.value.has_value() || null_ok(c)) continue;
+      nulls += (any_null ? ", " : "") + c.name;
+      any_null = true;
+    }
+    if (any_null) {
+      out[i] = {error_code::invalid_request, "Null value not supported for : " + nulls};
+      continue;
+    }
+    if (r.resource_type != kTopicResource)
+      out[i] = {error_code::invalid_request, "Only topic configs can be altered; broker configs are static"};
+  }
+  return out;
+}
+
+/// The controller's name check of a topic resource (ControllerConfigurationValidator.validateTopicName): "" is
+/// the cluster default resource, which topics do not have; then Topic.validate.
+std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::string& name) {
+  if (name.empty()) return std::make_pair(error_code::invalid_request, std::string("Default topic resources are not allowed."));
+  if (auto reason = invalid_topic_name_reason(name)) return std::make_pair(error_code::invalid_topic_exception, *reason);
+  return std::nullopt;
+}
+
 }  // namespace
 
 task<protocol::alter_configs_response> alter_configs(broker_services& svc, request_context&,
                                                      protocol::alter_configs_request& req) {
   using result = protocol::alter_configs_response::alter_configs_resource_response;
   protocol::alter_configs_response resp;
-  for (const auto& r : req.resources) {
-    if (r.resource_type != kTopicResource) {
-      resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, error_code::invalid_request,
-                                                      "Only topic configs can be altered; broker configs are static"));
-      continue;
-    }
-    // Kafka's ConfigAdminManager refuses null values before anything else: INVALID_REQUEST.
-    // (A flag, not the text: a config named "" leaves the text empty.)
-    std::string nulls;
-    bool any_null = false;
-    for (const auto& c : r.configs) {
-      if (c.value.has_value()) continue;
-      nulls += (any_null ? ", " : "") + c.name;
-      any_null = true;
-    }
-    if (any_null) {
-      resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, error_code::invalid_request,
-                                                      "Null value not supported for : " + nulls));
+  const auto problems = preprocess(req.resources, [](const auto&) { return false; });
+  for (size_t i = 0; i < req.resources.size(); ++i) {
+    const auto& r = req.resources[i];
+    auto problem = problems[i];
+    // The controller (ConfigurationControlManager.validateAlterConfig): the name, the values, then whether the
+    // topic exists (topic_registry::set_configs checks the last two in that order).
+    if (!problem) problem = topic_name_problem(r.resource_name);
+    if (problem) {
+      resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, problem->first, problem->second));
       continue;
     }
     std::map<std::string, std::string> overrides;
@@ -81,55 +121,36 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     broker_services& svc, request_context&, protocol::incremental_alter_configs_request& req) {
   using result = protocol::incremental_alter_configs_response::alter_configs_resource_response;
   protocol::incremental_alter_configs_response resp;
-  for (const auto& r : req.resources) {
+  const auto problems = preprocess(req.resources, [](const auto& c) { return c.config_operation == kDelete; });
+  for (size_t i = 0; i < req.resources.size(); ++i) {
+    const auto& r = req.resources[i];
     auto fail = [&](error_code code, std::string message) {
       resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, code, std::move(message)));
     };
-    // Kafka's ConfigAdminManager: a null value for any operation but DELETE is INVALID_REQUEST, checked
-    // before the resource itself.
-    std::string nulls;
-    bool any_null = false;
-    for (const auto& c : r.configs) {
-      if (c.config_operation == kDelete || c.value.has_value()) continue;
-      nulls += (any_null ? ", " : "") + c.name;
-      any_null = true;
-    }
-    if (any_null) {
-      fail(error_code::invalid_request, "Null value not supported for : " + nulls);
+    if (problems[i]) {
+      fail(problems[i]->first, problems[i]->second);
       continue;
     }
-    if (r.resource_type != kTopicResource) {
-      fail(error_code::invalid_request, "Only topic configs can be altered; broker configs are static");
-      continue;
-    }
+    // The controller (ConfigurationControlManager.incrementalAlterConfigResource): each operation on the current
+    // overrides (none for a topic that does not exist), then the name, the resulting values and whether the
+    // topic exists.
     auto t = svc.topics.find(r.resource_name);
-    if (!t) {
-      fail(error_code::unknown_topic_or_partition, "Topic " + r.resource_name + " does not exist.");
-      continue;
-    }
-    std::set<std::string> seen;
-    std::map<std::string, std::string> overrides = t->configs;
+    std::map<std::string, std::string> overrides = t ? t->configs : std::map<std::string, std::string>{};
     std::optional<std::pair<error_code, std::string>> problem;
     for (const auto& c : r.configs) {
-      if (!seen.insert(c.name).second) {
-        problem = {error_code::invalid_request, "Error due to duplicate config keys"};
-        break;
-      }
-      const auto* key = find_topic_config_key(c.name);
-      if (!key) {
-        problem = {error_code::invalid_config, "Unknown topic config name: " + c.name};
-        break;
-      }
-      if ((c.config_operation == kAppend || c.config_operation == kSubtract) && !topic_config_is_list(c.name)) {
-        problem = {error_code::invalid_config, "Config value append is not allowed for config key: " + c.name};
-        break;
-      }
       const std::string value = c.value.value_or("");
       if (c.config_operation == kSet) {
         overrides[c.name] = value;
       } else if (c.config_operation == kDelete) {
         overrides.erase(c.name);
       } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
+        const auto* key = find_topic_config_key(c.name);
+        if (!key || !topic_config_is_list(c.name)) {
+          problem = {error_code::invalid_config, std::string("Can't ") +
+                                                     (c.config_operation == kAppend ? "APPEND" : "SUBTRACT") +
+                                                     " to key " + c.name + " because its type is not LIST."};
+          break;
+        }
         auto current = split_list(overrides.count(c.name) ? overrides[c.name] : topic_config_default(svc.config, *key));
         for (const auto& item : split_list(value)) {
           auto it = std::find(current.begin(), current.end(), item);
@@ -142,6 +163,7 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
         break;
       }
     }
+    if (!problem) problem = topic_name_problem(r.resource_name);
     if (problem) {
       fail(problem->first, problem->second);
       continue;

@@ -16,10 +16,22 @@ using response = protocol::create_partitions_response;
 // answer, so every accepted topic is complete when the response leaves (Kafka 4.0 answers after the
 // controller committed the records, too).
 task<response> create_partitions(broker_services& svc, request_context& rc, protocol::create_partitions_request& req) {
+  response resp;
+  // Kafka's controller deadline is now + timeout_ms: with 0 (or less) it has passed when the request runs, nothing
+  // changes and the whole request fails (CreatePartitionsRequest.getErrorResponse: every topic as sent).
+  if (req.timeout_ms <= 0) {
+    for (const auto& t : req.topics) {
+      response::create_partitions_topic_result out;
+      out.name = t.name;
+      out.error_code = error_code::request_timed_out;
+      out.error_message = std::nullopt;  // Kafka: the TimeoutException's message, null
+      resp.results.push_back(std::move(out));
+    }
+    co_return resp;
+  }
   std::map<std::string, int> seen;
   for (const auto& t : req.topics) ++seen[t.name];
 
-  response resp;
   std::vector<std::pair<std::string, int32_t>> grown;  // cluster mode: waited for below
   for (const auto& t : req.topics) {
     int& count = seen[t.name];

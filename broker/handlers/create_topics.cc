@@ -1,4 +1,5 @@
-// CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108).
+// CreateTopics (key 19): validates and creates topics; validate_only checks without creating (KIP-108). Checks in
+// Kafka 4.x's order (ControllerApis.createTopics, then ReplicationControlManager.createTopics / createTopic).
 #include <map>
 #include <set>
 
@@ -17,14 +18,57 @@ using response = protocol::create_topics_response;
 namespace {
 // DescribeConfigs ConfigSource values (KIP-226).
 constexpr int8_t kTopicConfig = 1, kStaticBrokerConfig = 4, kDefaultConfig = 5;
+
+/// The manual assignment of one topic as createTopic checks it, after the counts: both counts must be -1, a
+/// partition may be named once, the partitions must be 0..n-1 (in any order). The brokers of each partition are
+/// checked by topic_registry::create (registered, each once, one replica count). Fills `spec` on success.
+std::optional<std::pair<error_code, std::string>> take_assignment(
+    const protocol::create_topics_request::creatable_topic& ct, topic_spec& spec) {
+  if (ct.replication_factor != -1)
+    return std::make_pair(error_code::invalid_request,
+                          std::string("A manual partition assignment was specified, but replication factor was not set to -1."));
+  if (ct.num_partitions != -1)
+    return std::make_pair(error_code::invalid_request,
+                          std::string("A manual partition assignment was specified, but numPartitions was not set to -1."));
+  std::map<int32_t, std::vector<int32_t>> by_partition;
+  for (const auto& a : ct.assignments)
+    if (!by_partition.emplace(a.partition_index, a.broker_ids).second)
+      return std::make_pair(error_code::invalid_replica_assignment,
+                            "Found multiple manual partition assignments for partition " + std::to_string(a.partition_index));
+  spec.assignments.emplace();
+  for (int32_t i = 0; i < static_cast<int32_t>(by_partition.size()); ++i) {
+    auto it = by_partition.find(i);
+    if (it == by_partition.end())
+      return std::make_pair(error_code::invalid_replica_assignment,
+                            std::string("partitions should be a consecutive 0-based integer sequence"));
+    spec.assignments->push_back(it->second);
+  }
+  spec.num_partitions = static_cast<int32_t>(spec.assignments->size());
+  spec.replication_factor = static_cast<int16_t>(spec.assignments->front().size());
+  return std::nullopt;
+}
 }  // namespace
 
 task<response> create_topics(broker_services& svc, request_context& rc, protocol::create_topics_request& req) {
   const int16_t version = rc.header.api_version;
+  response resp;
+
+  // Kafka's controller runs the request with the deadline now + timeout_ms: with 0 (or less) it has passed
+  // when the event runs, so nothing is created and the whole request fails (CreateTopicsRequest.getErrorResponse:
+  // every topic as sent, REQUEST_TIMED_OUT with no message, counts -1).
+  if (req.timeout_ms <= 0) {
+    for (const auto& ct : req.topics) {
+      response::creatable_topic_result out;
+      out.name = ct.name;
+      out.error_code = error_code::request_timed_out;
+      out.error_message = std::nullopt;  // Kafka: the TimeoutException's message, null
+      resp.topics.push_back(std::move(out));
+    }
+    co_return resp;
+  }
+
   std::map<std::string, int> seen;
   for (const auto& ct : req.topics) ++seen[ct.name];
-
-  response resp;
   std::vector<std::pair<std::string, int32_t>> created;  // cluster mode: waited for below
   std::set<std::string> duplicates_answered;
   for (const auto& ct : req.topics) {
@@ -34,69 +78,48 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
     out.name = ct.name;
     out.num_partitions = -1;
     out.replication_factor = -1;
-    auto fail = [&](error_code code, std::string message) {
-      out.error_code = code;
-      out.error_message = std::move(message);
-    };
+    std::optional<std::pair<error_code, std::string>> problem;
 
     topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}, std::nullopt};
-    bool valid = true;
-    if (seen[ct.name] > 1) {
-      fail(error_code::invalid_request, "Duplicate topic name.");
-      valid = false;
-    } else if (auto reason = invalid_topic_name_reason(ct.name)) {
-      // Kafka's controller checks names first (ReplicationControlManager.validateNewTopicNames), before the
-      // assignment, counts and configs: INVALID_TOPIC_EXCEPTION with Topic.validate's message.
-      fail(error_code::invalid_topic_exception, std::move(*reason));
-      valid = false;
-    } else if (!ct.assignments.empty()) {
-      if (ct.num_partitions != -1 || ct.replication_factor != -1) {
-        fail(error_code::invalid_request,
-             "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.");
-        valid = false;
-      } else {
-        // The brokers are checked by topic_registry::create (registered, not twice, one replica count).
-        spec.num_partitions = static_cast<int32_t>(ct.assignments.size());
-        spec.replication_factor = static_cast<int16_t>(ct.assignments[0].broker_ids.size());
-        spec.assignments.emplace();
-        for (size_t i = 0; i < ct.assignments.size() && valid; ++i) {
-          const auto& a = ct.assignments[i];
-          if (a.partition_index != static_cast<int32_t>(i)) {
-            fail(error_code::invalid_replica_assignment,
-                 "Replica assignment for partition " + std::to_string(a.partition_index) +
-                     ": partitions must be consecutive from 0");
-            valid = false;
-          }
-          spec.assignments->push_back(a.broker_ids);
-        }
-      }
-    } else {
-      if (spec.num_partitions == -1) spec.num_partitions = svc.config.num_partitions;
-      if (spec.replication_factor == -1) spec.replication_factor = svc.config.default_replication_factor;
-    }
-    std::string nulls;  // Kafka: INVALID_CONFIG for null config values (the name was found valid above)
+    std::string nulls;
     for (const auto& c : ct.configs) {
       if (c.value.has_value()) spec.configs[c.name] = *c.value;
       else nulls += (nulls.empty() ? "" : ",") + c.name;
     }
-    if (valid && !nulls.empty()) {
-      fail(error_code::invalid_config, "Null value not supported for topic configs: " + nulls);
-      valid = false;
+    if (seen[ct.name] > 1) {
+      problem = {error_code::invalid_request, "Duplicate topic name."};
+    } else if (auto bad = svc.topics.check_new_name(ct.name); !bad.ok()) {
+      // validateNewTopicNames (Topic.validate, INVALID_TOPIC_EXCEPTION), then an existing topic, then a collision.
+      problem = {bad.code, bad.message};
+    } else if (!nulls.empty()) {
+      // computeConfigChanges, before the configs are validated and before the counts.
+      problem = {error_code::invalid_config, "Null value not supported for topic configs: " + nulls};
+    } else if (auto invalid = validate_topic_configs(spec.configs)) {
+      problem = {error_code::invalid_config, std::move(*invalid)};
+    } else if (!ct.assignments.empty()) {
+      problem = take_assignment(ct, spec);
+    } else {
+      if (spec.num_partitions == -1) spec.num_partitions = svc.config.num_partitions;
+      if (spec.replication_factor == -1) spec.replication_factor = svc.config.default_replication_factor;
     }
 
-    if (valid) {
+    if (!problem) {
       auto err = svc.topics.create(spec, req.validate_only);
-      if (!err.ok()) fail(err.code, err.message);
-      else {
-        out.error_code = error_code::none;
-        out.error_message = std::nullopt;  // Kafka's controller: null on success (the schema's "" is never sent)
-      }
-      if (err.ok() && !req.validate_only && svc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
+      if (!err.ok()) problem = {err.code, err.message};
+      else if (!req.validate_only && svc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
-    if (out.error_code == error_code::none) {
+    if (problem) {
+      out.error_code = problem->first;
+      out.error_message = std::move(problem->second);
+    } else {
+      out.error_code = error_code::none;
+      out.error_message = std::nullopt;  // Kafka's controller: null on success (the schema's "" is never sent)
       out.num_partitions = spec.num_partitions;
       out.replication_factor = spec.replication_factor;
+      // The topic's id; validate_only answers the random id the topic would have had (createTopic draws it
+      // before it knows the request validates only).
       if (auto t = svc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
+      else out.topic_id = to_wire(coordination::random_topic_id());
       if (version >= 5) {
         std::vector<response::creatable_topic_configs> configs;
         for (const auto& key : topic_config_keys()) {
@@ -106,10 +129,11 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
           if (it != spec.configs.end()) {
             c.value = it->second;
             c.config_source = kTopicConfig;
+          } else if (key.internal) {
+            continue;  // an internal key (internal.segment.bytes) is listed only when set
           } else {
             c.value = topic_config_default(svc.config, key);
-            c.config_source = svc.config.explicit_keys.contains(std::string(key.broker_key)) ? kStaticBrokerConfig
-                                                                                            : kDefaultConfig;
+            c.config_source = topic_config_set_by_broker(svc.config, key) ? kStaticBrokerConfig : kDefaultConfig;
           }
           c.read_only = false;
           c.is_sensitive = false;

@@ -24,6 +24,22 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
     for (const auto& n : req.topic_names) targets.push_back({n, {}});
   }
 
+  response resp;
+  // Kafka's controller deadline is now + timeout_ms: with 0 (or less) it has passed when the request runs, nothing
+  // is deleted and the whole request fails (DeleteTopicsRequest.getErrorResponse: every entry as sent, no
+  // message). Deletion being disabled is checked before (ControllerApis.deleteTopics throws first).
+  if (req.timeout_ms <= 0 && svc.config.delete_topic_enable) {
+    for (const auto& w : targets) {
+      response::deletable_topic_result out;
+      out.name = w.name;
+      out.topic_id = w.id;
+      out.error_code = error_code::request_timed_out;
+      out.error_message = std::nullopt;
+      resp.responses.push_back(std::move(out));
+    }
+    co_return resp;
+  }
+
   // Kafka's ControllerApis.deleteTopics checks the request first: a name or id given twice gets one
   // INVALID_REQUEST entry and is not deleted; a v6 entry must name exactly one of name and id.
   std::map<std::string, int> name_count;
@@ -35,7 +51,6 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
   std::set<std::string> names_answered;
   std::set<protocol::uuid> ids_answered;
 
-  response resp;
   for (auto& w : targets) {
     response::deletable_topic_result out;
     out.name = w.name;
@@ -71,7 +86,7 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
       out.error_code = error_code::topic_deletion_disabled;
     } else if (!t) {
       out.error_code = by_name ? error_code::unknown_topic_or_partition : error_code::unknown_topic_id;
-      if (by_name) out.error_message = "This server does not host this topic-partition.";
+      out.error_message = by_name ? "This server does not host this topic-partition." : "This server does not host this topic ID.";
     } else {
       out.name = t->name;
       out.topic_id = to_wire(t->id);

@@ -1,119 +1,174 @@
-// DescribeConfigs (key 32): every config of a topic (value, source, default, synonyms) as Kafka lists
-// them (KIP-133, KIP-226 sources, KIP-569 types), and this broker's static configs, read-only.
+// DescribeConfigs (key 32): every config of a topic (value, source, synonyms, type) as Kafka 4.4's ConfigHelper
+// lists them (KIP-133, KIP-226 sources and synonyms, KIP-569 types and documentation), and this broker's static
+// configs, read-only.
+#include <charconv>
+
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
+#include "broker/topic_name.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
 
 using protocol::error_code;
 using response = protocol::describe_configs_response;
+using resource = protocol::describe_configs_request::describe_configs_resource;
 
 namespace {
-constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
-constexpr int8_t kDynamicTopicConfig = 1, kStaticBrokerConfig = 4, kDefaultConfig = 5;
+// ConfigResource.Type: the types Kafka 4.4 knows (TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32).
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4, kBrokerLoggerResource = 8, kClientMetricsResource = 16,
+                 kGroupResource = 32;
+constexpr int8_t kDefaultConfig = 5;
 
+/// Kafka: a null or empty key list means every key.
 bool wanted(const std::optional<std::vector<std::string>>& keys, std::string_view name) {
-  if (!keys.has_value()) return true;
+  if (!keys.has_value() || keys->empty()) return true;
   for (const auto& k : *keys)
     if (k == name) return true;
   return false;
 }
 
-response::describe_configs_result describe_topic(const broker_services& svc, const topic& t,
-                                                 const protocol::describe_configs_request::describe_configs_resource& r,
-                                                 bool synonyms, int16_t version) {
+response::describe_configs_result error_result(const resource& r, error_code code, std::string message) {
+  response::describe_configs_result out;
+  out.error_code = code;
+  out.error_message = std::move(message);
+  out.resource_type = r.resource_type;
+  out.resource_name = r.resource_name;
+  return out;
+}
+
+/// One entry: the first synonym's source is the config's (DEFAULT_CONFIG when there is none); the synonyms go out
+/// only when asked for (v1+); `documentation` is null unless asked for (v3+, KIP-569; Sluice has no texts, so it
+/// stays null then too).
+response::describe_configs_resource_result entry(std::string name, std::optional<std::string> value, bool read_only,
+                                                 int8_t type, std::vector<config_synonym> synonyms,
+                                                 bool include_synonyms) {
+  response::describe_configs_resource_result c;
+  c.name = std::move(name);
+  c.value = std::move(value);
+  c.config_source = synonyms.empty() ? kDefaultConfig : synonyms.front().source;
+  c.is_default = c.config_source == kDefaultConfig;  // v0 only
+  c.read_only = read_only;
+  c.is_sensitive = false;
+  c.config_type = type;
+  c.documentation = std::nullopt;
+  if (include_synonyms)
+    for (auto& s : synonyms) {
+      response::describe_configs_synonym syn;
+      syn.name = std::move(s.name);
+      syn.value = std::move(s.value);
+      syn.source = s.source;
+      c.synonyms.push_back(std::move(syn));
+    }
+  return c;
+}
+
+response::describe_configs_result describe_topic(const broker_services& svc, const topic& t, const resource& r,
+                                                 bool synonyms) {
   response::describe_configs_result out;
   out.error_code = error_code::none;
+  out.error_message = "";  // Kafka leaves the schema's default
   out.resource_type = r.resource_type;
   out.resource_name = r.resource_name;
   for (const auto& key : topic_config_keys()) {
     if (!wanted(r.configuration_keys, key.name)) continue;
-    response::describe_configs_resource_result c;
-    c.name = std::string(key.name);
-    const std::string broker_key(key.broker_key);
-    const bool broker_set = !broker_key.empty() && svc.config.explicit_keys.contains(broker_key);
-    auto override_it = t.configs.find(c.name);
-    if (override_it != t.configs.end()) {
-      c.value = override_it->second;
-      c.config_source = kDynamicTopicConfig;
-    } else {
-      c.value = topic_config_default(svc.config, key);
-      c.config_source = broker_set ? kStaticBrokerConfig : kDefaultConfig;
-    }
-    c.is_default = c.config_source == kDefaultConfig;
-    c.read_only = false;
-    c.is_sensitive = false;
-    c.config_type = topic_config_type(key.name);
-    if (synonyms && version >= 1) {
-      auto add = [&c](std::string name, std::string value, int8_t source) {
-        response::describe_configs_synonym syn;
-        syn.name = std::move(name);
-        syn.value = std::move(value);
-        syn.source = source;
-        c.synonyms.push_back(std::move(syn));
-      };
-      if (override_it != t.configs.end()) add(c.name, override_it->second, kDynamicTopicConfig);
-      if (broker_set) add(broker_key, svc.config.values.at(broker_key), kStaticBrokerConfig);
-      add(broker_key.empty() ? c.name : broker_key, std::string(key.default_value), kDefaultConfig);
-    }
-    out.configs.push_back(std::move(c));
+    auto override_it = t.configs.find(std::string(key.name));
+    // Kafka lists an internal key (defineInternal) only when the topic sets it.
+    if (key.internal && override_it == t.configs.end()) continue;
+    std::string value = override_it != t.configs.end() ? override_it->second : topic_config_default(svc.config, key);
+    out.configs.push_back(entry(std::string(key.name), std::move(value), false, topic_config_type(key.name),
+                                topic_config_synonyms(svc.config, key, t.configs), synonyms));
   }
   return out;
 }
 
-response::describe_configs_result describe_broker(const broker_services& svc,
-                                                  const protocol::describe_configs_request::describe_configs_resource& r) {
+response::describe_configs_result describe_broker(const broker_services& svc, const resource& r, bool synonyms) {
   response::describe_configs_result out;
   out.resource_type = r.resource_type;
   out.resource_name = r.resource_name;
-  if (!r.resource_name.empty() && r.resource_name != std::to_string(svc.config.broker_id)) {
-    out.error_code = error_code::invalid_request;
-    out.error_message = "Unexpected broker id, expected " + std::to_string(svc.config.broker_id) + " or empty string, but received " + r.resource_name;
-    return out;
-  }
   out.error_code = error_code::none;
+  out.error_message = "";  // Kafka leaves the schema's default
+  // Kafka: "" is the cluster-wide dynamic default resource, which holds nothing without dynamic configs (K10).
+  if (r.resource_name.empty()) return out;
   for (const auto& [name, value] : svc.config.values) {
     if (!wanted(r.configuration_keys, name)) continue;
-    response::describe_configs_resource_result c;
-    c.name = name;
-    c.value = value;
-    c.read_only = true;  // no dynamic broker configs: set them in server.properties or --override
-    c.config_source = svc.config.explicit_keys.contains(name) ? kStaticBrokerConfig : kDefaultConfig;
-    c.is_default = c.config_source == kDefaultConfig;
-    c.is_sensitive = false;
-    c.config_type = 2;
-    out.configs.push_back(std::move(c));
+    const bool set = svc.config.explicit_keys.contains(name);
+    std::optional<std::string> shown = value;
+    if (!set && value.empty()) shown.reset();  // a key with a null default that nothing set (log.retention.ms)
+    // read_only: no dynamic broker configs (K10); set them in server.properties or --override.
+    out.configs.push_back(entry(name, std::move(shown), true, broker_config_type(name),
+                                broker_config_synonyms(svc.config, name), synonyms));
   }
   return out;
+}
+
+/// Java's Integer.parseInt (Kafka's resourceNameToBrokerId): an optional sign, digits, 32 bits; no spaces.
+std::optional<int32_t> java_parse_int(std::string_view text) {
+  if (!text.empty() && text.front() == '+') {
+    text.remove_prefix(1);
+    if (!text.empty() && (text.front() == '+' || text.front() == '-')) return std::nullopt;
+  }
+  int32_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+bool known_resource_type(int8_t type) {
+  return type == kTopicResource || type == kBrokerResource || type == kBrokerLoggerResource ||
+         type == kClientMetricsResource || type == kGroupResource;
 }
 
 }  // namespace
 
 task<response> describe_configs(broker_services& svc, request_context& rc, protocol::describe_configs_request& req) {
   response resp;
+  const bool synonyms = req.include_synonyms && rc.header.api_version >= 1;
+  // Kafka's ConfigHelper authorizes every resource first and throws for a type it does not know: the whole
+  // request fails, INVALID_REQUEST for every resource (DescribeConfigsRequest.getErrorResponse).
+  for (const auto& r : req.resources)
+    if (!known_resource_type(r.resource_type)) {
+      for (const auto& each : req.resources)
+        resp.results.push_back(error_result(each, error_code::invalid_request,
+                                            "Unexpected resource type " + std::to_string(r.resource_type) +
+                                                " for resource " + r.resource_name));
+      co_return resp;
+    }
   for (const auto& r : req.resources) {
     if (r.resource_type == kTopicResource) {
+      // Kafka: Topic.validate first (INVALID_TOPIC_EXCEPTION), then the metadata cache.
+      if (auto reason = invalid_topic_name_reason(r.resource_name)) {
+        resp.results.push_back(error_result(r, error_code::invalid_topic_exception, std::move(*reason)));
+        continue;
+      }
       auto t = svc.topics.find(r.resource_name);
       if (!t) {
-        response::describe_configs_result out;
-        out.error_code = error_code::unknown_topic_or_partition;
-        out.error_message = "Topic " + r.resource_name + " does not exist.";
-        out.resource_type = r.resource_type;
-        out.resource_name = r.resource_name;
-        resp.results.push_back(std::move(out));
+        // Kafka sets no message here: the schema's default "" goes out.
+        resp.results.push_back(error_result(r, error_code::unknown_topic_or_partition, ""));
       } else {
-        resp.results.push_back(describe_topic(svc, *t, r, req.include_synonyms, rc.header.api_version));
+        resp.results.push_back(describe_topic(svc, *t, r, synonyms));
       }
     } else if (r.resource_type == kBrokerResource) {
-      resp.results.push_back(describe_broker(svc, r));
+      const std::string& n = r.resource_name;
+      if (!n.empty()) {
+        auto parsed = java_parse_int(n);
+        if (!parsed) {
+          resp.results.push_back(
+              error_result(r, error_code::invalid_request, "Broker id must be an integer, but it is: " + n));
+          continue;
+        }
+        if (*parsed != svc.config.broker_id) {
+          resp.results.push_back(error_result(r, error_code::invalid_request,
+                                              "Unexpected broker id, expected " + std::to_string(svc.config.broker_id) +
+                                                  " or empty string, but received " + n));
+          continue;
+        }
+      }
+      resp.results.push_back(describe_broker(svc, r, synonyms));
     } else {
-      response::describe_configs_result out;
-      out.error_code = error_code::invalid_request;
-      out.error_message = "Unsupported resource type " + std::to_string(r.resource_type);
-      out.resource_type = r.resource_type;
-      out.resource_name = r.resource_name;
-      resp.results.push_back(std::move(out));
+      // BROKER_LOGGER, CLIENT_METRICS, GROUP: known to Kafka, not served here.
+      resp.results.push_back(error_result(r, error_code::invalid_request,
+                                          "Unsupported resource type " + std::to_string(r.resource_type)));
     }
   }
   co_return resp;

@@ -1,4 +1,5 @@
-// Topic config validation (Kafka 3.x LogConfig bounds) and the topic name collision rule.
+// Topic config validation (Kafka 4.4 LogConfig keys, types and bounds), DescribeConfigs synonyms and the topic name
+// collision rule.
 #include "broker/topic_config.h"
 
 #include <gtest/gtest.h>
@@ -27,8 +28,19 @@ struct bound_case {
 
 TEST(TopicConfigValidation, KafkaLowerBounds) {
   const std::vector<bound_case> cases = {
-      {"segment.bytes", "14", true},         {"segment.bytes", "13", false},
+      {"segment.bytes", "1048576", true},    {"segment.bytes", "1048575", false},
+      {"segment.bytes", "20000", false},     {"segment.bytes", "14", false},
       {"segment.bytes", "0", false},         {"segment.bytes", "-1", false},
+      {"internal.segment.bytes", "0", true}, {"internal.segment.bytes", "-5", true},
+      {"internal.segment.bytes", "16384", true},
+      {"remote.copy.lag.bytes", "-1", true}, {"remote.copy.lag.bytes", "-2", false},
+      {"remote.copy.lag.ms", "-1", true},    {"remote.copy.lag.ms", "-2", false},
+      {"max.decompressed.message.bytes", "1", true},
+      {"max.decompressed.message.bytes", "0", false},
+      {"max.decompressed.message.bytes", "2147483639", true},
+      {"max.decompressed.message.bytes", "2147483640", false},
+      {"errors.deadletterqueue.group.enable", "TRUE", true},
+      {"errors.deadletterqueue.group.enable", "1", false},
       {"segment.ms", "1", true},             {"segment.ms", "0", false},
       {"segment.ms", "-1", false},           {"segment.jitter.ms", "0", true},
       {"segment.jitter.ms", "-1", false},    {"segment.index.bytes", "4", true},
@@ -63,8 +75,16 @@ TEST(TopicConfigValidation, KafkaLowerBounds) {
 }
 
 TEST(TopicConfigValidation, MessagesNameKeyAndValue) {
-  EXPECT_EQ(validate_topic_config("segment.bytes", "13"),
-            "Invalid value 13 for configuration segment.bytes: Value must be at least 14");
+  EXPECT_EQ(validate_topic_config("segment.bytes", "20000"),
+            "Invalid value 20000 for configuration segment.bytes: Value must be at least 1048576");
+  EXPECT_EQ(validate_topic_config("internal.segment.bytes", "abc"),
+            "Invalid value abc for configuration internal.segment.bytes: Not a number of type INT");
+  EXPECT_EQ(validate_topic_config("max.decompressed.message.bytes", "2147483647"),
+            "Invalid value 2147483647 for configuration max.decompressed.message.bytes: Value must be no more than "
+            "2147483639");
+  // Removed in Kafka 4.0 (KIP-724).
+  EXPECT_EQ(validate_topic_config("message.downconversion.enable", "true"),
+            "Unknown topic config name: message.downconversion.enable");
   EXPECT_EQ(validate_topic_config("retention.ms", "-7"),
             "Invalid value -7 for configuration retention.ms: Value must be at least -1");
   EXPECT_EQ(validate_topic_config("segment.ms", "abc"),
@@ -156,12 +176,17 @@ class TopicLogConfig : public ::testing::Test {
 TEST_F(TopicLogConfig, EveryAcceptedBoundaryBuildsALog) {
   // Whatever the validator accepts, storage accepts: no config value can become KAFKA_STORAGE_ERROR.
   const std::map<std::string, std::string> lowest = {
-      {"segment.bytes", "14"},   {"index.interval.bytes", "0"}, {"max.message.bytes", "0"}, {"segment.ms", "1"},
+      {"segment.bytes", "1048576"}, {"index.interval.bytes", "0"}, {"max.message.bytes", "0"}, {"segment.ms", "1"},
       {"flush.messages", "1"},   {"flush.ms", "0"},             {"retention.ms", "-1"},     {"segment.index.bytes", "4"},
       {"min.insync.replicas", "1"}};
   ASSERT_EQ(validate_topic_configs(lowest), std::nullopt);
   auto l = open(lowest);
   ASSERT_TRUE(l.ok()) << l.err().message;
+  for (const char* any : {"-2147483648", "0", "1"}) {  // internal.segment.bytes takes any INT
+    ASSERT_EQ(validate_topic_configs({{"internal.segment.bytes", any}}), std::nullopt);
+    auto i = open({{"internal.segment.bytes", any}});
+    ASSERT_TRUE(i.ok()) << any << ": " << i.err().message;
+  }
   const std::map<std::string, std::string> highest = {
       {"segment.bytes", "2147483647"}, {"index.interval.bytes", "2147483647"}, {"max.message.bytes", "2147483647"}};
   ASSERT_EQ(validate_topic_configs(highest), std::nullopt);
@@ -194,9 +219,101 @@ TEST_F(TopicLogConfig, InvalidStoredOverridesFallBackToBrokerValues) {
   EXPECT_EQ(topic_min_insync_replicas(broker_, {{"min.insync.replicas", " 2"}}), 2);
   auto l = open({{"segment.bytes", "0"}, {"max.message.bytes", "-1"}});
   EXPECT_TRUE(l.ok());
-  auto t = make_log_config(broker_, {{"message.timestamp.type", " LogAppendTime "}, {"segment.bytes", " 2048"}});
+  auto t = make_log_config(broker_, {{"message.timestamp.type", " LogAppendTime "}, {"segment.bytes", " 2048000"}});
   EXPECT_EQ(t.message_timestamp_type, storage::timestamp_type::log_append_time);
-  EXPECT_EQ(t.segment_bytes, 2048);
+  EXPECT_EQ(t.segment_bytes, 2048000);
+  // segment.bytes below Kafka 4's 1 MiB minimum (stored by an older version) is ignored too.
+  EXPECT_EQ(make_log_config(broker_, {{"segment.bytes", "2048"}}).segment_bytes, broker_.log_segment_bytes);
+}
+
+TEST_F(TopicLogConfig, InternalSegmentBytesReplacesSegmentBytes) {
+  // Kafka's LogConfig.segmentSize(): internal.segment.bytes when set, below the 1 MiB minimum too.
+  EXPECT_EQ(make_log_config(broker_, {{"internal.segment.bytes", "16384"}}).segment_bytes, 16384);
+  EXPECT_EQ(make_log_config(broker_, {{"segment.bytes", "2097152"}, {"internal.segment.bytes", "65536"}}).segment_bytes,
+            65536);
+  EXPECT_EQ(make_log_config(broker_, {{"segment.bytes", "2097152"}}).segment_bytes, 2097152);
+  EXPECT_EQ(make_log_config(broker_, {{"internal.segment.bytes", "0"}}).segment_bytes, 1);  // Kafka rolls every batch
+  EXPECT_EQ(make_log_config(broker_, {{"internal.segment.bytes", "x"}}).segment_bytes, broker_.log_segment_bytes);
+}
+
+TEST(BrokerConfig, LogSegmentBytesAtLeastOneMebibyte) {
+  // Kafka 4.x's KafkaConfig: log.segment.bytes atLeast(1048576) (KIP-1030); no broker-side way below it.
+  EXPECT_FALSE(make_config({}, {{"log.segment.bytes", "65536"}}).ok());
+  auto c = make_config({}, {{"log.segment.bytes", "1048576"}});
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  EXPECT_EQ(c->log_segment_bytes, 1048576);
+}
+
+TEST(TopicConfigKeys, KafkaFourFourList) {
+  std::vector<std::string> names;
+  for (const auto& k : topic_config_keys()) names.emplace_back(k.name);
+  EXPECT_EQ(names.size(), 38u);
+  for (const char* n : {"errors.deadletterqueue.group.enable", "max.decompressed.message.bytes", "remote.copy.lag.bytes",
+                        "remote.copy.lag.ms", "internal.segment.bytes"})
+    EXPECT_NE(find_topic_config_key(n), nullptr) << n;
+  EXPECT_EQ(find_topic_config_key("message.downconversion.enable"), nullptr);
+  auto default_of = [](const char* n) { return std::string(find_topic_config_key(n)->default_value); };
+  EXPECT_EQ(default_of("errors.deadletterqueue.group.enable"), "false");
+  EXPECT_EQ(default_of("max.decompressed.message.bytes"), "2147483639");
+  EXPECT_EQ(default_of("remote.copy.lag.bytes"), "-1");
+  EXPECT_EQ(default_of("remote.copy.lag.ms"), "0");
+  EXPECT_EQ(std::string(find_topic_config_key("remote.copy.lag.ms")->broker_key), "log.remote.copy.lag.ms");
+  EXPECT_TRUE(find_topic_config_key("internal.segment.bytes")->internal);
+  // KIP-569 types as Kafka's DescribeConfigs answers them.
+  EXPECT_EQ(topic_config_type("errors.deadletterqueue.group.enable"), 1);  // BOOLEAN
+  EXPECT_EQ(topic_config_type("compression.type"), 2);                     // STRING
+  EXPECT_EQ(topic_config_type("max.decompressed.message.bytes"), 3);       // INT
+  EXPECT_EQ(topic_config_type("segment.bytes"), 3);
+  EXPECT_EQ(topic_config_type("remote.copy.lag.bytes"), 5);                // LONG
+  EXPECT_EQ(topic_config_type("min.cleanable.dirty.ratio"), 6);            // DOUBLE
+  EXPECT_EQ(topic_config_type("cleanup.policy"), 7);                       // LIST
+}
+
+std::string describe(const std::vector<config_synonym>& synonyms) {
+  std::string out;
+  for (const auto& s : synonyms)
+    out += (out.empty() ? "" : " ") + s.name + "=" + s.value.value_or("<null>") + "/" + std::to_string(s.source);
+  return out;
+}
+
+// What Kafka 4.4 answers DescribeConfigs with include_synonyms (ConfigHelper.configSynonyms: every static setting of
+// the synonym group, then every non-null default, from the first entry of the key's own broker name on).
+TEST(TopicConfigSynonyms, AsKafkaListsThem) {
+  auto c = make_config({}, {{"log.retention.bytes", "1073741824"}, {"log.retention.hours", "24"}});
+  ASSERT_TRUE(c.ok()) << c.err().message;
+  auto syn = [&](const char* key, const std::map<std::string, std::string>& overrides = {}) {
+    return describe(topic_config_synonyms(*c, *find_topic_config_key(key), overrides));
+  };
+  EXPECT_EQ(syn("segment.bytes"), "log.segment.bytes=1073741824/5");
+  EXPECT_EQ(syn("retention.bytes"), "log.retention.bytes=1073741824/4 log.retention.bytes=-1/5");
+  // log.retention.ms is null: the hours' entries come before any log.retention.ms entry and are dropped.
+  EXPECT_EQ(syn("retention.ms"), "");
+  EXPECT_EQ(syn("retention.ms", {{"retention.ms", "3600000"}}), "retention.ms=3600000/1");
+  EXPECT_EQ(syn("segment.ms"), "");
+  EXPECT_EQ(syn("segment.jitter.ms"), "");
+  EXPECT_EQ(syn("flush.ms"), "");
+  EXPECT_EQ(syn("remote.storage.enable"), "");
+  EXPECT_EQ(syn("errors.deadletterqueue.group.enable"), "");
+  EXPECT_EQ(syn("max.decompressed.message.bytes"), "max.decompressed.message.bytes=2147483639/5");
+  EXPECT_EQ(syn("remote.copy.lag.ms"), "log.remote.copy.lag.ms=0/5");
+  EXPECT_EQ(syn("cleanup.policy", {{"cleanup.policy", "compact"}}),
+            "cleanup.policy=compact/1 log.cleanup.policy=delete/5");
+
+  auto ms = make_config({}, {{"log.retention.ms", "5000"}, {"log.retention.hours", "24"}});
+  ASSERT_TRUE(ms.ok()) << ms.err().message;
+  EXPECT_EQ(describe(topic_config_synonyms(*ms, *find_topic_config_key("retention.ms"), {})),
+            "log.retention.ms=5000/4 log.retention.hours=24/4 log.retention.hours=168/5");
+  // Broker resources: the same rule over the key's own name.
+  EXPECT_EQ(describe(broker_config_synonyms(*c, "log.retention.hours")), "log.retention.hours=24/4 log.retention.hours=168/5");
+  EXPECT_EQ(describe(broker_config_synonyms(*c, "log.retention.ms")), "");
+  EXPECT_EQ(describe(broker_config_synonyms(*c, "num.partitions")), "num.partitions=1/5");
+  EXPECT_EQ(describe(broker_config_synonyms(*c, "advertised.listeners")), "");
+  EXPECT_EQ(broker_config_type("num.partitions"), 3);
+  EXPECT_EQ(broker_config_type("auto.create.topics.enable"), 1);
+  EXPECT_EQ(broker_config_type("offsets.topic.replication.factor"), 4);
+  EXPECT_EQ(broker_config_type("log.retention.ms"), 5);
+  EXPECT_EQ(broker_config_type("listeners"), 7);
+  EXPECT_EQ(broker_config_type("compression.type"), 2);
 }
 
 TEST(TopicNameCollision, DotAndUnderscoreAreTheSame) {

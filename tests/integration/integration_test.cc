@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "admin_util.h"
 #include "broker_process.h"
 #include "rdkafka_util.h"
 
@@ -82,6 +83,13 @@ class BrokerTest : public ::testing::Test {
     ASSERT_EQ(res.size(), 1u);
     ASSERT_EQ(res[0].name, name);
     ASSERT_EQ(res[0].err, RD_KAFKA_RESP_ERR_NO_ERROR) << err_name(res[0].err) << " " << res[0].msg;
+  }
+  void create_topic(const std::string& name, int partitions,
+                    const std::vector<std::pair<std::string, std::string>>& configs) {
+    auto rk = admin();
+    std::string msg;
+    auto err = create_topic_with_configs(rk.get(), name, partitions, configs, &msg);
+    ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << err_name(err) << " " << msg;
   }
 
   // Produces records 0..n-1 (keyed, default partitioner) with acks=all and waits for every delivery
@@ -327,17 +335,13 @@ TEST_F(SmallMessageMaxTest, BatchLargerThanMessageMaxBytesIsRejected) {
 
 // --- restart and crash ----------------------------------------------------------------------------
 
-class SmallSegmentTest : public BrokerTest {
-  std::map<std::string, std::string> overrides() override {
-    auto o = BrokerTest::overrides();
-    o["log.segment.bytes"] = "65536";  // 10k records span several segments
-    return o;
-  }
-};
+class SmallSegmentTest : public BrokerTest {};
 
 TEST_F(SmallSegmentTest, DataSurvivesCleanRestartAndKill9) {
   const std::string topic = "durable";
-  create_topic(topic, kPartitions);
+  // 10k records span several segments: 64 KiB, below Kafka 4's 1 MiB segment.bytes minimum, through Kafka's
+  // internal.segment.bytes topic config.
+  create_topic(topic, kPartitions, {{"internal.segment.bytes", "65536"}});
   auto reports = produce_keyed(topic, 10000);
   ASSERT_FALSE(HasFailure());
   expect_dense_offsets(reports, kPartitions);
@@ -347,7 +351,7 @@ TEST_F(SmallSegmentTest, DataSurvivesCleanRestartAndKill9) {
   size_t logs = 0;
   for (const auto& e : std::filesystem::directory_iterator(broker_->data_dir() + "/" + topic + "-0"))
     if (e.path().extension() == ".log") ++logs;
-  EXPECT_GE(logs, 2u) << "expected several segments with log.segment.bytes=65536";
+  EXPECT_GE(logs, 2u) << "expected several segments with internal.segment.bytes=65536";
   EXPECT_TRUE(std::filesystem::exists(broker_->data_dir() + "/" + topic + "-0/00000000000000000000.log"));
 
   // Clean restart.

@@ -185,9 +185,10 @@ class TailDamageTest : public StorageTest, public ::testing::WithParamInterface<
 // point) before the records of the damaged tail were produced. Also deletes the active segment's indexes.
 TEST_P(TailDamageTest, RecoveryEndsAtLastWholeValidBatchAndAppendsContinue) {
   const auto [what, checkpointed] = GetParam();
-  start_broker({{"log.segment.bytes", "65536"}, {"log.index.interval.bytes", "1024"}});
+  // Segments below Kafka 4's 1 MiB segment.bytes minimum: its internal.segment.bytes topic config.
+  start_broker({{"log.index.interval.bytes", "1024"}});
   const std::string topic = "rec";
-  create_topic(topic, 1);
+  create_topic(topic, 1, {{"internal.segment.bytes", "65536"}});
   std::vector<std::string> values;
   for (size_t i = 0; i < 1600; ++i) values.push_back(padded_value(i));
   std::vector<std::string> first(values.begin(), values.begin() + 800), second(values.begin() + 800, values.end());
@@ -203,7 +204,7 @@ TEST_P(TailDamageTest, RecoveryEndsAtLastWholeValidBatchAndAppendsContinue) {
   broker_->kill9();
 
   auto logs = segment_files(topic, 0, ".log");
-  ASSERT_GE(logs.size(), 2u) << "expected rolled segments with log.segment.bytes=65536";
+  ASSERT_GE(logs.size(), 2u) << "expected rolled segments with internal.segment.bytes=65536";
   const fs::path active = logs.back();
   auto batches = batches_of(active);
   ASSERT_GE(batches.size(), 3u);
@@ -277,9 +278,9 @@ INSTANTIATE_TEST_SUITE_P(Storage, TailDamageTest,
 // filled with plausible-looking but wrong entries: the broker rebuilds them (reads from any offset
 // and ListOffsets by timestamp still answer exactly).
 TEST_F(StorageTest, GarbledAndMissingIndexFilesAreRebuilt) {
-  start_broker({{"log.segment.bytes", "32768"}, {"log.index.interval.bytes", "512"}});
+  start_broker({{"log.index.interval.bytes", "512"}});
   const std::string topic = "idx";
-  create_topic(topic, 1);
+  create_topic(topic, 1, {{"internal.segment.bytes", "32768"}});
   const int64_t t0 = 1'700'000'000'000;
   std::vector<std::string> values;
   std::vector<int64_t> ts;
@@ -370,9 +371,9 @@ std::string run_command(const std::string& cmd) {
 
 TEST_F(StorageTest, KcatOffsetByTimestampLandsOnTheRightOffset) {
   if (run_command("command -v kcat").empty()) GTEST_SKIP() << "kcat not installed";
-  start_broker({{"log.segment.bytes", "16384"}});
+  start_broker({});
   const std::string topic = "ts";
-  create_topic(topic, 1);
+  create_topic(topic, 1, {{"internal.segment.bytes", "16384"}});
   // 300 records, timestamps t0 + 1000*i (explicit, RD_KAFKA_V_TIMESTAMP), 10 records per batch, several
   // segments; record 150 carries an older timestamp (t0) to check "first offset with timestamp >= T".
   const int64_t t0 = 1'600'000'000'000;
@@ -551,8 +552,9 @@ TEST_F(StorageTest, RetentionDeletesTheBreachedActiveSegmentOfAnIdleTopic) {
 // ---------------------------------------------------------------------------------------------------
 // Acceptance 4: DescribeConfigs / AlterConfigs / DeleteRecords through librdkafka.
 
-// Kafka 4.0's topic configs (TopicConfig / LogConfig) and their defaults with no broker override.
-const std::map<std::string, std::string>& kafka40_topic_defaults() {
+// Kafka 4.4's topic configs (TopicConfig / LogConfig, internal.segment.bytes aside: listed only when set) and
+// their defaults with no broker override.
+const std::map<std::string, std::string>& kafka44_topic_defaults() {
   static const std::map<std::string, std::string> m = {
       {"cleanup.policy", "delete"},
       {"compression.gzip.level", "-1"},
@@ -560,6 +562,7 @@ const std::map<std::string, std::string>& kafka40_topic_defaults() {
       {"compression.type", "producer"},
       {"compression.zstd.level", "3"},
       {"delete.retention.ms", "86400000"},
+      {"errors.deadletterqueue.group.enable", "false"},
       {"file.delete.delay.ms", "60000"},
       {"flush.messages", "9223372036854775807"},
       {"flush.ms", "9223372036854775807"},
@@ -569,6 +572,7 @@ const std::map<std::string, std::string>& kafka40_topic_defaults() {
       {"local.retention.bytes", "-2"},
       {"local.retention.ms", "-2"},
       {"max.compaction.lag.ms", "9223372036854775807"},
+      {"max.decompressed.message.bytes", "2147483639"},
       {"max.message.bytes", "1048588"},
       {"message.timestamp.after.max.ms", "3600000"},
       {"message.timestamp.before.max.ms", "9223372036854775807"},
@@ -577,6 +581,8 @@ const std::map<std::string, std::string>& kafka40_topic_defaults() {
       {"min.compaction.lag.ms", "0"},
       {"min.insync.replicas", "1"},
       {"preallocate", "false"},
+      {"remote.copy.lag.bytes", "-1"},
+      {"remote.copy.lag.ms", "0"},
       {"remote.log.copy.disable", "false"},
       {"remote.log.delete.on.disable", "false"},
       {"remote.storage.enable", "false"},
@@ -600,12 +606,11 @@ TEST_F(StorageTest, DescribeConfigsListsEveryTopicConfigWithValueSourceAndDefaul
   ASSERT_EQ(d.err, RD_KAFKA_RESP_ERR_NO_ERROR) << d.msg;
 
   std::vector<std::string> missing;
-  for (const auto& [name, def] : kafka40_topic_defaults())
+  for (const auto& [name, def] : kafka44_topic_defaults())
     if (!d.entries.count(name)) missing.push_back(name);
-  EXPECT_TRUE(missing.empty()) << "Kafka 4.0 topic configs missing from DescribeConfigs: " << ::testing::PrintToString(missing);
+  EXPECT_TRUE(missing.empty()) << "Kafka 4.4 topic configs missing from DescribeConfigs: " << ::testing::PrintToString(missing);
   for (const auto& [name, e] : d.entries) {
-    const bool known = kafka40_topic_defaults().count(name) || name == "message.downconversion.enable";
-    EXPECT_TRUE(known) << "not a Kafka 4.0 topic config: " << name;
+    EXPECT_TRUE(kafka44_topic_defaults().count(name)) << "not a Kafka 4.4 topic config: " << name;
     EXPECT_TRUE(e.value.has_value()) << name << " has a null value";
     EXPECT_FALSE(e.sensitive) << name;
   }
@@ -625,7 +630,7 @@ TEST_F(StorageTest, DescribeConfigsListsEveryTopicConfigWithValueSourceAndDefaul
   EXPECT_EQ(d.entries["retention.bytes"].value, "1073741824");
   EXPECT_EQ(d.entries["retention.bytes"].source, RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
   // Every other key: DEFAULT_CONFIG with Kafka's default value.
-  for (const auto& [name, def] : kafka40_topic_defaults()) {
+  for (const auto& [name, def] : kafka44_topic_defaults()) {
     if (name == "retention.ms" || name == "retention.bytes" || name == "cleanup.policy" || !d.entries.count(name))
       continue;
     const auto& e = d.entries[name];
@@ -689,9 +694,9 @@ TEST_F(StorageTest, AlterConfigsReplacesOverridesAndTakesEffect) {
 }
 
 TEST_F(StorageTest, DeleteRecordsMovesLowWatermarkAndPersistsAcrossKill9) {
-  start_broker({{"log.segment.bytes", "16384"}});
+  start_broker({});
   const std::string topic = "del";
-  create_topic(topic, 2);
+  create_topic(topic, 2, {{"internal.segment.bytes", "16384"}});
   std::vector<std::string> values;
   for (size_t i = 0; i < 1000; ++i) values.push_back(padded_value(i, 100));
   ASSERT_EQ(produce(topic, 0, values, {}, 50).back(), 999);
