@@ -15,6 +15,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/partition_errc.h"
+#include "storage/errc.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/topic_registry.h"
 
@@ -31,6 +32,7 @@ struct slot {
   int64_t fetch_offset;
   int32_t partition_max_bytes;
   int32_t current_leader_epoch;  // as requested (-1: none)
+  int32_t last_fetched_epoch;    // v12+ (-1: none)
 };
 
 struct read_outcome {
@@ -40,7 +42,27 @@ struct read_outcome {
   std::optional<isr_change> isr_expansion;  // a follower fetch that brought its replica into sync
   int64_t last_stable_offset = -1;
   std::vector<storage::aborted_txn> aborted;  // read_committed only
+  std::optional<storage::epoch_entry> diverging;  // KIP-320: the last fetched epoch diverges (nothing read)
 };
+
+/// Fetch v12+ with a last fetched epoch (Kafka's Partition.readRecords, KIP-320): the end offset of that epoch
+/// here decides whether the fetch position is still on this log. Unknown epoch or a position below the log start:
+/// OFFSET_OUT_OF_RANGE; an epoch that ended before the position (or an older epoch here): nothing is read and the
+/// answer names the diverging epoch and its end offset. std::nullopt: read as usual. Strand only.
+std::optional<read_outcome> check_last_fetched_epoch(partition& p, int64_t offset, int32_t last_fetched_epoch) {
+  if (last_fetched_epoch < 0) return std::nullopt;
+  const auto end = p.end_offset_for_epoch(last_fetched_epoch);
+  auto out_of_range = [&](const std::string& why) {
+    return read_outcome{error{storage::errc::offset_out_of_range, why}, -1, -1, {}, -1, {}, std::nullopt};
+  };
+  if (end.epoch < 0 || end.start_offset < 0)
+    return out_of_range("could not determine the end offset of the last fetched epoch " + std::to_string(last_fetched_epoch));
+  if (offset < p.log_start_offset()) return out_of_range("fetch offset below the log start offset");
+  if (end.epoch < last_fetched_epoch || end.start_offset < offset) {
+    return read_outcome{storage::read_result{}, p.high_watermark(), p.log_start_offset(), {}, p.last_stable_offset(), {}, end};
+  }
+  return std::nullopt;
+}
 
 error_code check_epoch(int32_t requested, int32_t current) {
   if (requested < 0 || requested == current) return error_code::none;
@@ -141,7 +163,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       placed.push_back(std::move(r.data));
       if (r.p) {
         const auto& fp = req.topics[r.topic].partitions[r.partition_at];
-        slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch});
+        slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
+                         version >= 12 ? fp.last_fetched_epoch : -1});
       }
     }
   }
@@ -163,7 +186,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
       const int64_t now_ms = svc.clock.now_ms();
       auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
-                                             now_ms, read_committed, epoch = s.current_leader_epoch] {
+                                             now_ms, read_committed, epoch = s.current_leader_epoch,
+                                             last_fetched = s.last_fetched_epoch] {
+        if (!from_follower)
+          if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
         if (read_committed) {
           read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
           out.data = p->read_committed(offset, limit, min_one, out.aborted);
@@ -182,6 +208,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
                                          : error{partition_errc::not_leader, why},
                               -1, -1, {}, -1, {}};
         }
+        if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
         return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
                             std::move(expansion), p->last_stable_offset(), {}};
@@ -191,6 +218,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       s.out->high_watermark = outcome.high_watermark;
       s.out->last_stable_offset = outcome.last_stable_offset;
       s.out->log_start_offset = outcome.log_start_offset;
+      if (outcome.diverging) {
+        s.out->diverging_epoch.epoch = outcome.diverging->epoch;
+        s.out->diverging_epoch.end_offset = outcome.diverging->start_offset;
+      }
       if (read_committed) {
         std::vector<response::aborted_transaction> aborted;
         aborted.reserve(outcome.aborted.size());

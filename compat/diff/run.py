@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE", os.path.join(ROOT, "build", "compat-cache")))
     ap.add_argument("--filter", default="")
     ap.add_argument("--files", default="", help="comma list of scenario files (stems, e.g. end_txn) instead of all; "
-                    "no destructive scenarios then (the quick CI subset: ctest compat.diff_quick)")
+                    "no destructive scenarios then")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--no-scenarios", action="store_true", help="random mode only")
     ap.add_argument("--random", action="store_true")
