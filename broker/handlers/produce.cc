@@ -13,6 +13,7 @@
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
+#include "storage/byte_order.h"
 #include "storage/record_batch.h"
 
 namespace sluice::broker::handlers {
@@ -112,14 +113,14 @@ std::vector<planned_topic> plan_partitions(protocol::produce_request& req) {
 /// a magic above 2 (Kafka's ByteBufferLogInputStream). Bytes after the first batch that do not make a whole
 /// batch are not an error: Kafka drops them at append (trimInvalidBytes), and only the first batch is passed on.
 std::variant<size_t, std::pair<error_code, std::string>> one_whole_batch(std::span<const uint8_t> bytes) {
-  constexpr size_t log_overhead = 12, header_up_to_magic = 17, magic_offset = 16;
+  constexpr size_t log_overhead = storage::log_overhead, magic_offset = storage::batch_field::magic,
+                   header_up_to_magic = magic_offset + 1;
   using failure = std::pair<error_code, std::string>;
   // The length of the whole batch at `pos`, 0 when the bytes end before it does.
   auto whole_batch_at = [&](size_t pos) -> std::variant<size_t, failure> {
     const size_t left = bytes.size() - pos;
     if (left < log_overhead) return size_t{0};
-    const int32_t size = static_cast<int32_t>(uint32_t{bytes[pos + 8]} << 24 | uint32_t{bytes[pos + 9]} << 16 |
-                                              uint32_t{bytes[pos + 10]} << 8 | uint32_t{bytes[pos + 11]});
+    const int32_t size = storage::detail::load_be<int32_t>(bytes.data() + pos + storage::batch_field::batch_length);
     if (size < 14)
       return failure{error_code::corrupt_message, "Record size " + std::to_string(size) + " is less than the minimum record overhead (14)"};
     if (left < header_up_to_magic) return size_t{0};
