@@ -96,17 +96,18 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     return last_entry[{topic_key(ft), ft.partitions[pi].partition}] == std::make_pair(ti, pi);
   };
 
-  // Resolve every partition once; errors found here are final for this request. Kafka answers in two runs: the
-  // partitions it asked the replica manager about (request order), then those refused before (unknown topic, topic
-  // id or partition), each run grouped into a topic entry per run of the same topic (KafkaApis.handleFetchRequest:
-  // its "interesting" then its "erroneous" partitions; FetchResponse.of).
+  // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
+  // asked the replica manager about (request order), then those refused before: first every unknown topic id (its
+  // first pass), then unknown topics and partitions (its second pass), each in request order; consecutive partitions
+  // of one topic share a topic entry, also across those runs (KafkaApis.handleFetchRequest: "interesting", then
+  // "erroneous"; FetchResponse.of).
   struct resolved {
     size_t topic;  // index in req.topics
     size_t partition_at;  // index in its partitions
     response::partition_data data;
     std::shared_ptr<partition> p;  // to read (no error yet)
   };
-  std::vector<resolved> asked, refused;
+  std::vector<resolved> asked, unknown_ids, refused;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& ft = req.topics[ti];
     std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
@@ -125,10 +126,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       pd.aborted_transactions = std::nullopt;
       std::shared_ptr<partition> to_read;
       bool before = false;
+      bool unknown_id = false;
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
         pd.aborted_transactions.emplace();
         before = true;
+        unknown_id = version >= 13;
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
         if (pd.error_code == error_code::unknown_topic_or_partition) {
@@ -141,31 +144,37 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
         if (pd.error_code == error_code::none) to_read = p;
       }
-      (before ? refused : asked).push_back({ti, pi, std::move(pd), std::move(to_read)});
+      (unknown_id ? unknown_ids : before ? refused : asked).push_back({ti, pi, std::move(pd), std::move(to_read)});
     }
   }
+  std::vector<resolved> ordered = std::move(asked);
+  ordered.reserve(ordered.size() + unknown_ids.size() + refused.size());
+  for (auto* run : {&unknown_ids, &refused})
+    for (auto& r : *run) ordered.push_back(std::move(r));
+  // Topic entries first (sized, so that the slots' pointers into them stay valid), then the partitions.
+  std::vector<size_t> entry_of(ordered.size());
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const auto& ft = req.topics[ordered[i].topic];
+    if (i == 0 || topic_key(ft) != topic_key(req.topics[ordered[i - 1].topic])) {
+      response::fetchable_topic_response tr;
+      if (version >= 13) tr.topic_id = ft.topic_id;
+      else tr.topic = ft.topic;
+      resp.responses.push_back(std::move(tr));
+    }
+    entry_of[i] = resp.responses.size() - 1;
+  }
+  std::vector<size_t> sizes(resp.responses.size());
+  for (size_t e : entry_of) ++sizes[e];
+  for (size_t e = 0; e < sizes.size(); ++e) resp.responses[e].partitions.reserve(sizes[e]);
   std::vector<slot> slots;
-  size_t entries = 0;
-  for (const auto* run : {&asked, &refused})
-    for (size_t i = 0; i < run->size(); ++i) entries += (i == 0 || (*run)[i].topic != (*run)[i - 1].topic) ? 1 : 0;
-  resp.responses.reserve(entries);  // no reallocation below: the slots point into these entries
-  for (auto* run : {&asked, &refused}) {
-    for (size_t i = 0; i < run->size(); ++i) {
-      auto& r = (*run)[i];
-      if (i == 0 || r.topic != (*run)[i - 1].topic) {
-        response::fetchable_topic_response tr;
-        if (version >= 13) tr.topic_id = req.topics[r.topic].topic_id;
-        else tr.topic = req.topics[r.topic].topic;
-        tr.partitions.reserve(run->size() - i);
-        resp.responses.push_back(std::move(tr));
-      }
-      auto& placed = resp.responses.back().partitions;
-      placed.push_back(std::move(r.data));
-      if (r.p) {
-        const auto& fp = req.topics[r.topic].partitions[r.partition_at];
-        slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
-                         version >= 12 ? fp.last_fetched_epoch : -1});
-      }
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    auto& r = ordered[i];
+    auto& placed = resp.responses[entry_of[i]].partitions;
+    placed.push_back(std::move(r.data));
+    if (r.p) {
+      const auto& fp = req.topics[r.topic].partitions[r.partition_at];
+      slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
+                       version >= 12 ? fp.last_fetched_epoch : -1});
     }
   }
 
@@ -222,7 +231,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         s.out->diverging_epoch.epoch = outcome.diverging->epoch;
         s.out->diverging_epoch.end_offset = outcome.diverging->start_offset;
       }
-      if (read_committed) {
+      if (read_committed && !outcome.diverging) {  // a diverging epoch reads nothing: null, as Kafka
         std::vector<response::aborted_transaction> aborted;
         aborted.reserve(outcome.aborted.size());
         for (const auto& a : outcome.aborted) {
@@ -233,7 +242,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         }
         s.out->aborted_transactions = std::move(aborted);
       } else {
-        s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted
+        s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted (and nothing read)
       }
       if (!outcome.data) {
         s.out->error_code = to_kafka(outcome.data.err());

@@ -31,36 +31,28 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
     bool any_here = false;
     for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
-      for (int32_t index : t.partition_indexes) any_here = any_here || partition_of(topic, index) != nullptr;
+      for (int32_t index : t.partition_indexes) {
+        if (partition_of(topic, index) != nullptr) any_here = true;
+        else entry(m.producer_id)[{t.name, index}] = error_code::unknown_topic_or_partition;
+      }
     }
-    if (!any_here) {
-      for (const auto& t : m.topics)
-        for (int32_t index : t.partition_indexes) entry(m.producer_id)[{t.name, index}] = error_code::unknown_topic_or_partition;
-      continue;
-    }
-    if (m.producer_id >= 0 && m.producer_epoch < 0) {
-      // A marker of a producer without an epoch: Kafka's append throws in the request thread and the whole
-      // request is answered UNKNOWN_SERVER_ERROR (below); nothing more is written.
+    // A marker none of whose partitions is here writes nothing. (Kafka 4.4 then never answers the request if an
+    // earlier marker was written: its countdown of markers reaches zero on the skipped one, which does not send the
+    // response. Sluice answers; compat/diff KNOWN.md K16.)
+    if (!any_here) continue;
+    if (m.producer_id == -1 || m.producer_epoch == -1) {
+      // No producer id, or a producer without an epoch: building the marker batch throws in Kafka's request
+      // thread (a control batch needs both), so the whole request fails (below); what earlier markers wrote stays.
       whole_request_failed = true;
       break;
-    }
-    if (m.producer_id < 0) {
-      // No producer: the append of the marker fails as a whole, and its outcome replaces what this producer id
-      // had: every partition of the marker, here or not, UNKNOWN_SERVER_ERROR; nothing is written.
-      auto& e = entry(m.producer_id);
-      e.clear();
-      for (const auto& t : m.topics)
-        for (int32_t index : t.partition_indexes) e[{t.name, index}] = error_code::unknown_server_error;
-      continue;
     }
     for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
       for (int32_t index : t.partition_indexes) {
         auto p = partition_of(topic, index);
+        if (!p) continue;  // answered above
         error_code e;
-        if (!p) {
-          e = error_code::unknown_topic_or_partition;
-        } else if (!p->is_leader()) {
+        if (!p->is_leader()) {
           e = error_code::not_leader_or_follower;
         } else {
           auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
@@ -71,12 +63,16 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
     }
   }
   if (whole_request_failed) {
-    // WriteTxnMarkersRequest.getErrorResponse: every partition of every marker, merged as above.
+    // WriteTxnMarkersRequest.getErrorResponse: UNKNOWN_SERVER_ERROR for every partition; per producer id only the
+    // partitions of its last marker (each marker replaces the map entry of its producer id).
     producers.clear();
     outcome.clear();
-    for (const auto& m : req.markers)
+    for (const auto& m : req.markers) {
+      auto& e = entry(m.producer_id);
+      e.clear();
       for (const auto& t : m.topics)
-        for (int32_t index : t.partition_indexes) entry(m.producer_id)[{t.name, index}] = error_code::unknown_server_error;
+        for (int32_t index : t.partition_indexes) e[{t.name, index}] = error_code::unknown_server_error;
+    }
   }
   response resp;
   for (int64_t producer : producers) {

@@ -88,7 +88,9 @@ int64_t int_value(pools& p, std::string_view n, int bits) {
   if (has(n, "sequence")) return p.of<int64_t>({-1, 0});
   if (n == "resource_type") return p.of<int64_t>({2, 2, 2, 0, 99});
   if (has(n, "key_type")) return p.of<int64_t>({0, 0, 5});
-  if (has(n, "operation") || n == "config_operation") return p.of<int64_t>({0, 1, 2, 3, 9});
+  // An unknown config operation fails Kafka's whole IncrementalAlterConfigs request with an internal error (K7, in
+  // the scenarios): not drawn here, where it would hide the request's other resources.
+  if (has(n, "operation") || n == "config_operation") return p.of<int64_t>({0, 1, 2, 3});
   if (has(n, "error")) return 0;
   if (bits == 8) return p.of<int64_t>({0, 1, -1});
   return p.of<int64_t>({-1, 0, 1, 2});
