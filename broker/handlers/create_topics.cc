@@ -81,17 +81,22 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
     std::optional<std::pair<error_code, std::string>> problem;
 
     topic_spec spec{ct.name, ct.num_partitions, ct.replication_factor, {}, std::nullopt};
-    std::string nulls;
+    std::string nulls;  // the names with a null value, comma-separated (a name may be "")
+    bool any_null = false;
     for (const auto& c : ct.configs) {
-      if (c.value.has_value()) spec.configs[c.name] = *c.value;
-      else nulls += (nulls.empty() ? "" : ",") + c.name;
+      if (c.value.has_value()) {
+        spec.configs[c.name] = *c.value;
+      } else {
+        nulls += (any_null ? "," : "") + c.name;
+        any_null = true;
+      }
     }
     if (seen[ct.name] > 1) {
       problem = {error_code::invalid_request, "Duplicate topic name."};
     } else if (auto bad = svc.topics.check_new_name(ct.name); !bad.ok()) {
       // validateNewTopicNames (Topic.validate, INVALID_TOPIC_EXCEPTION), then an existing topic, then a collision.
       problem = {bad.code, bad.message};
-    } else if (!nulls.empty()) {
+    } else if (any_null) {
       // computeConfigChanges, before the configs are validated and before the counts.
       problem = {error_code::invalid_config, "Null value not supported for topic configs: " + nulls};
     } else if (auto invalid = validate_topic_configs(spec.configs)) {
