@@ -60,6 +60,13 @@ std::string sort_key_of(const boost::json::value& e) {
   return {};
 }
 
+std::string member_sort_key(const boost::json::value& e) {
+  if (!e.is_object()) return boost::json::serialize(e);
+  boost::json::object o = e.as_object();
+  o.erase("member_id");
+  return boost::json::serialize(o);
+}
+
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch) {
   if (v.is_object()) {
     auto& o = v.as_object();
@@ -77,6 +84,13 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
     if (key != "members" && key != "records" && !a.empty() && !sort_key_of(a[0]).empty()) {
       std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
         return sort_key_of(x) < sort_key_of(y);
+      });
+    }
+    if (key == "members" && a.size() > 1) {
+      // N13: group members in an order of their own (Kafka lists them from a hash map keyed by the random member
+      // id): by what they carry besides the ids, before the ids are renamed.
+      std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
+        return member_sort_key(x) < member_sort_key(y);
       });
     }
     for (auto& e : a) walk(e, key, maps, in_batch || key == "records");
