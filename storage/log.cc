@@ -441,8 +441,10 @@ sluice::result<log::timestamp_and_offset> log::max_timestamp_and_offset() {
     }
   }
   if (best == nullptr) return timestamp_and_offset{};
-  // The first record carrying the max timestamp (KIP-734): the first record >= it is one equal to it.
-  auto off = best->offset_for_timestamp(best->max_timestamp(), std::max(log_start_offset_, best->base_offset()));
+  // The first record carrying the max timestamp (KIP-734): the first record >= it is one equal to it. As Kafka's
+  // UnifiedLog (the segment's batches, not bounded by the log start offset), a record below the log start offset
+  // that DeleteRecords left in its segment can be the answer.
+  auto off = best->offset_for_timestamp(best->max_timestamp(), best->base_offset());
   if (!off) return off.err();
   return timestamp_and_offset{best->max_timestamp(), off.value()};
 }

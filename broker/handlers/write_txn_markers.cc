@@ -76,7 +76,9 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
   }
   response resp;
   for (int64_t producer : producers) {
-    if (outcome[producer].empty()) continue;
+    // A producer without partitions is not answered, except in the whole-request failure, where Kafka's error
+    // response has an entry (with no topics) for every producer id of the request.
+    if (outcome[producer].empty() && !whole_request_failed) continue;
     response::writable_txn_marker_result mr;
     mr.producer_id = producer;
     for (const auto& [tp, e] : outcome[producer]) {

@@ -124,6 +124,20 @@ TEST_P(TimestampLookupTest, MaxTimestampIsTheFirstRecordCarryingIt) {
   EXPECT_EQ(found_ts, 900);
 }
 
+// Kafka's UnifiedLog answers MAX_TIMESTAMP from the segment's batches without bounding it by the log start offset:
+// a record DeleteRecords put below the log start (still in its segment) stays the answer.
+TEST_P(TimestampLookupTest, MaxTimestampBelowTheLogStartOffsetStaysTheAnswer) {
+  auto l = open_log();
+  append(*l, batch_with_timestamps(GetParam(), {100, 900, 200}));  // offsets 0..2, max 900 at 1
+  append(*l, make_batch(3, 300));                                   // offsets 3..5
+  ASSERT_TRUE(l->delete_records_before(4).ok());
+  ASSERT_EQ(l->log_start_offset(), 4);
+  auto m = l->max_timestamp_and_offset();
+  ASSERT_TRUE(m.ok()) << m.err().message;
+  EXPECT_EQ(m->timestamp, 900);
+  EXPECT_EQ(m->offset, 1);
+}
+
 // The same answers after a restart: the time index is read back and the batch decompressed again.
 TEST_P(TimestampLookupTest, SameAnswersAfterReopen) {
   log_config cfg;
