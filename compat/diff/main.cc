@@ -24,7 +24,7 @@ namespace {
 int usage() {
   std::cerr << "usage: sluice_diff --kafka HOST:PORT --sluice HOST:PORT [--scenarios DIR] [--scenario FILE]\n"
                "                   [--filter TEXT] [--known FILE] [--verbose] [--timeout-ms N]\n"
-               "                   [--random --seed S --seeds K --count N --time-limit SEC [--stop-on-first]]\n";
+               "                   [--random --seed S --seeds K --count N --time-limit SEC [--stop-on-first]] [--trace]\n";
   return 2;
 }
 
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   warm_up_coordinators(run);
 
   scenario_totals totals;
-  scenario_options sopt{filter, verbose, timeout_ms};
+  scenario_options sopt{filter, verbose, ropt.trace, timeout_ms};
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& f : scenario_files) run_scenario_file(run, f, sopt, totals);
   if (!scenario_files.empty())

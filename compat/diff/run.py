@@ -49,7 +49,7 @@ def main():
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--count", default="1000")
     ap.add_argument("--time-limit", default="120")
-    ap.add_argument("--trace", action="store_true", help="random mode: print every request and both raw answers")
+    ap.add_argument("--trace", action="store_true", help="print every request (random mode) or step (scenarios) with both raw answers")
     args = ap.parse_args()
     for what, path in (("sluice", args.broker), ("sluice_diff", args.diff)):
         if not os.access(path, os.X_OK):
@@ -93,11 +93,11 @@ def main():
             cmd += ["--filter", args.filter]
         if args.verbose:
             cmd.append("--verbose")
+        if args.trace:
+            cmd.append("--trace")
         if args.random:
             cmd += ["--random", "--seed", args.seed, "--seeds", args.seeds, "--count", args.count,
                     "--time-limit", args.time_limit]
-            if args.trace:
-                cmd.append("--trace")
         # Bounded: the scenarios take a few minutes; the random mode its --time-limit plus setup.
         budget = 900 + float(args.time_limit if args.random else 0)
         rc = subprocess.run(cmd, timeout=budget).returncode

@@ -69,14 +69,14 @@ bool wait_serving(broker_client& b, const std::string& topic, int partitions) {
 }
 
 void print_report(const std::string& title, const step_report& rep, const scenario_options& opt) {
-  if (rep.unexplained.empty() && !(opt.verbose && !rep.known.empty())) return;
+  if (rep.unexplained.empty() && !(opt.verbose && !rep.known.empty()) && !opt.trace) return;
   std::cout << title << "\n";
   for (const auto& d : rep.unexplained)
     std::cout << "  " << d.path << ": kafka=" << d.kafka << " sluice=" << d.sluice << "\n";
   if (opt.verbose)
     for (const auto& [d, why] : rep.known)
       std::cout << "  (known) " << d.path << ": kafka=" << d.kafka << " sluice=" << d.sluice << "  # " << why << "\n";
-  if (opt.verbose) {
+  if (opt.verbose || opt.trace) {
     std::cout << "  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 4000) << "\n";
     std::cout << "  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 4000) << "\n";
   }

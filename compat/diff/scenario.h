@@ -18,7 +18,8 @@ struct scenario_totals {
 
 struct scenario_options {
   std::string filter;  // run only scenarios whose "<file api>/<name>" contains this
-  bool verbose = false;  // print known differences and every response
+  bool verbose = false;  // print known differences and both responses of differing steps
+  bool trace = false;    // print both raw responses of every step, differing or not
   int timeout_ms = 10000;
 };
 
