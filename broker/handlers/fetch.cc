@@ -101,13 +101,15 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   // first pass), then unknown topics and partitions (its second pass), each in request order; consecutive partitions
   // of one topic share a topic entry, also across those runs (KafkaApis.handleFetchRequest: "interesting", then
   // "erroneous"; FetchResponse.of).
+  enum class run { asked, unknown_id, refused };  // the answer's order
   struct resolved {
     size_t topic;  // index in req.topics
     size_t partition_at;  // index in its partitions
     response::partition_data data;
     std::shared_ptr<partition> p;  // to read (no error yet)
+    run where;
   };
-  std::vector<resolved> asked, unknown_ids, refused;
+  std::vector<resolved> ordered;
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& ft = req.topics[ti];
     std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
@@ -125,18 +127,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       // read_uncommitted answers are null; read_committed fills it.
       pd.aborted_transactions = std::nullopt;
       std::shared_ptr<partition> to_read;
-      bool before = false;
-      bool unknown_id = false;
+      run where = run::asked;
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
         pd.aborted_transactions.emplace();
-        before = true;
-        unknown_id = version >= 13;
+        where = version >= 13 ? run::unknown_id : run::refused;
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
         if (pd.error_code == error_code::unknown_topic_or_partition) {
           pd.aborted_transactions.emplace();
-          before = true;
+          where = run::refused;
         }
       } else if (!p->is_leader()) {
         pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
@@ -144,13 +144,11 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
         if (pd.error_code == error_code::none) to_read = p;
       }
-      (unknown_id ? unknown_ids : before ? refused : asked).push_back({ti, pi, std::move(pd), std::move(to_read)});
+      ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
     }
   }
-  std::vector<resolved> ordered = std::move(asked);
-  ordered.reserve(ordered.size() + unknown_ids.size() + refused.size());
-  for (auto* run : {&unknown_ids, &refused})
-    for (auto& r : *run) ordered.push_back(std::move(r));
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const resolved& a, const resolved& b) { return a.where < b.where; });  // request order kept
   // Topic entries first (sized, so that the slots' pointers into them stay valid), then the partitions.
   std::vector<size_t> entry_of(ordered.size());
   for (size_t i = 0; i < ordered.size(); ++i) {

@@ -4,7 +4,9 @@
 // Per partition: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (not led here), INVALID_PRODUCER_EPOCH,
 // TRANSACTION_COORDINATOR_FENCED, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR.
 #include <map>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
@@ -28,38 +30,33 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
   };
   bool whole_request_failed = false;
   for (const auto& m : req.markers) {
-    bool any_here = false;
+    std::vector<std::tuple<const std::string*, int32_t, std::shared_ptr<partition>>> here;  // the marker's partitions here
     for (const auto& t : m.topics) {
       auto topic = svc.topics.find(t.name);
       for (int32_t index : t.partition_indexes) {
-        if (partition_of(topic, index) != nullptr) any_here = true;
+        if (auto p = partition_of(topic, index)) here.emplace_back(&t.name, index, std::move(p));
         else entry(m.producer_id)[{t.name, index}] = error_code::unknown_topic_or_partition;
       }
     }
     // A marker none of whose partitions is here writes nothing. (Kafka 4.4 then never answers the request if an
     // earlier marker was written: its countdown of markers reaches zero on the skipped one, which does not send the
     // response. Sluice answers; compat/diff KNOWN.md K16.)
-    if (!any_here) continue;
+    if (here.empty()) continue;
     if (m.producer_id == -1 || m.producer_epoch == -1) {
       // No producer id, or a producer without an epoch: building the marker batch throws in Kafka's request
       // thread (a control batch needs both), so the whole request fails (below); what earlier markers wrote stays.
       whole_request_failed = true;
       break;
     }
-    for (const auto& t : m.topics) {
-      auto topic = svc.topics.find(t.name);
-      for (int32_t index : t.partition_indexes) {
-        auto p = partition_of(topic, index);
-        if (!p) continue;  // answered above
-        error_code e;
-        if (!p->is_leader()) {
-          e = error_code::not_leader_or_follower;
-        } else {
-          auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
-          e = co_await std::move(op);
-        }
-        entry(m.producer_id)[{t.name, index}] = e;
+    for (auto& [name, index, p] : here) {
+      error_code e;
+      if (!p->is_leader()) {
+        e = error_code::not_leader_or_follower;
+      } else {
+        auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
+        e = co_await std::move(op);
       }
+      entry(m.producer_id)[{*name, index}] = e;
     }
   }
   if (whole_request_failed) {
