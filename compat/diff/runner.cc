@@ -1,6 +1,9 @@
 #include "compat/diff/runner.h"
 
+#include <exception>
 #include <fstream>
+#include <future>
+#include <optional>
 #include <sstream>
 
 #include "protocol/api_traits.h"
@@ -110,8 +113,23 @@ step_report runner::exchange(int16_t api_key, int16_t version, const boost::json
                              const std::vector<known_difference>& extra_known) {
   step_report rep;
   build_context kc{base_ms_, {}}, sc{base_ms_, {}};
-  const exchange_result kr = kafka_.call(api_key, version, kafka_req, kc, timeout_ms, edit);
-  const exchange_result sr = sluice_.call(api_key, version, sluice_req, sc, timeout_ms, edit);
+  // Both brokers get the request at the same moment: sent one after the other, a request that Kafka parks
+  // (a JoinGroup waiting for its rebalance) would reach Sluice only seconds later, after Sluice's own timers
+  // (session expiry, rebalance timeout) fired, and the two groups' histories would part for that reason alone.
+  // The two calls share no state: each has its own connection, correlation ids and build context.
+  std::future<exchange_result> kafka_call = std::async(std::launch::async, [&] {
+    return kafka_.call(api_key, version, kafka_req, kc, timeout_ms, edit);
+  });
+  std::optional<exchange_result> sluice_result;
+  std::exception_ptr sluice_error;
+  try {
+    sluice_result = sluice_.call(api_key, version, sluice_req, sc, timeout_ms, edit);
+  } catch (...) {
+    sluice_error = std::current_exception();
+  }
+  const exchange_result kr = kafka_call.get();  // waits for Kafka's side; rethrows its exception
+  if (sluice_error) std::rethrow_exception(sluice_error);
+  const exchange_result& sr = *sluice_result;
   rep.kafka_raw = result_json(kr);
   rep.sluice_raw = result_json(sr);
   if (kr.no_response_expected && kr.how == outcome::response) rep.kafka_raw = "<no response (acks=0), connection kept>";

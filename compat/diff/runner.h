@@ -53,7 +53,7 @@ class runner {
   boost::json::value substitute(const boost::json::value& v, const std::string& prefix, side_state& side,
                                 broker_client& b);
 
-  /// Sends the request JSON `kafka_req` / `sluice_req` (already substituted) to each broker, normalises and
+  /// Sends the request JSON `kafka_req` / `sluice_req` (already substituted) to both brokers at once, normalises and
   /// compares; `ignore` are extra path globs of this step.
   step_report exchange(int16_t api_key, int16_t version, const boost::json::value& kafka_req,
                        const boost::json::value& sluice_req, side_state& ks, side_state& ss,
