@@ -339,6 +339,24 @@ std::vector<group_write> group_coordinator::take_writes() {
   return out;
 }
 
+void group_coordinator::store_new_group(const std::shared_ptr<group>& g) {
+  group_metadata_value v;
+  v.protocol_type = "";
+  v.generation = 0;
+  v.current_state_timestamp = g->current_state_timestamp;
+  std::vector<group_record> records;
+  records.push_back(group_record{encode_key(group_metadata_key{g->id}), encode_value(v)});
+  write(std::move(records), [this, g](group_error e) {
+    if (e == group_error::none) return;
+    log::warn("groups[{}]: could not write the empty metadata of new group {}: {}", partition_, g->id,
+              to_string(e));
+    auto it = groups_.find(g->id);
+    if (it != groups_.end() && it->second == g && g->is(group_state::empty) && g->members.empty() &&
+        g->pending_members.empty() && !g->has_offsets())
+      groups_.erase(it);
+  });
+}
+
 void group_coordinator::store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
                                     std::function<void(group_error)> done) {
   std::vector<group_record> records;

@@ -168,6 +168,11 @@ class group_coordinator {
   group_record group_metadata_record(const group& g, const std::map<std::string, bytes>& assignment) const;
   /// Queues `records` for take_writes(); `done(mapped error)` runs after the outcome, then queued answers go.
   void write(std::vector<group_record> records, std::function<void(group_error)> done);
+  /// Queues the record that commits a group JoinGroup has just created: generation 0, protocol type "", no
+  /// protocol, leader or members (Kafka's newEmptyGroupMetadataRecord, which classicGroupJoinToClassicGroup appends
+  /// for a new group when the join itself wrote nothing, and for a new group it never does). If the append fails
+  /// the group is dropped again while it is still as created (Kafka reverts its snapshot).
+  void store_new_group(const std::shared_ptr<group>& g);
   /// Queues the group's metadata record; `done` gets the append's error mapped as Kafka's storeGroup does.
   void store_group(const std::shared_ptr<group>& g, const std::map<std::string, bytes>& assignment,
                    std::function<void(group_error)> done);

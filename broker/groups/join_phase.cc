@@ -21,7 +21,11 @@ void group_coordinator::join_group(join_group_request r, join_group_callback don
     reply(done, join_error(r.member_id, group_error::invalid_session_timeout));
   } else {
     bool unknown_member = r.member_id.empty();
+    const bool new_group = unknown_member && !get_group(r.group_id);
     auto g = get_or_create(r.group_id, unknown_member);
+    // Kafka commits a group it creates here with an empty metadata record, whatever the join's outcome; queued
+    // first, it is written before anything the join itself writes.
+    if (new_group) store_new_group(g);
     if (!g) {
       reply(done, join_error(r.member_id, group_error::unknown_member_id));
     } else if (!accept_joining_member(*g, r.member_id)) {

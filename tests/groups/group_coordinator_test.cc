@@ -12,6 +12,16 @@ TEST_F(coordinator_test, single_member_join_sync_heartbeat_leave) {
   EXPECT_EQ((*first)->error, ge::member_id_required);
   EXPECT_EQ((*first)->member_id, "client-uuid1");
   EXPECT_EQ((*first)->generation_id, -1);
+  // The join created the group: Kafka commits it at once with an empty metadata record (generation 0).
+  ASSERT_EQ(log.records().size(), 1u);
+  EXPECT_EQ(log.records()[0].key, encode_key(group_metadata_key{"g"}));
+  auto created = decode_group_metadata_value(*log.records()[0].value);
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->generation, 0);
+  EXPECT_EQ(created->protocol_type, "");
+  EXPECT_FALSE(created->protocol.has_value());
+  EXPECT_FALSE(created->leader.has_value());
+  EXPECT_TRUE(created->members.empty());
 
   auto j = join(jreq("client-uuid1"));
   EXPECT_FALSE(j->has_value()) << "an Empty group waits for the initial delay";
@@ -33,8 +43,9 @@ TEST_F(coordinator_test, single_member_join_sync_heartbeat_leave) {
   EXPECT_EQ((*s)->assignment, b("assign"));
   EXPECT_EQ((*s)->protocol_name, "range");
   EXPECT_EQ(state(), group_state::stable);
-  ASSERT_EQ(log.records().size(), 1u);
-  EXPECT_EQ(log.records()[0].key, encode_key(group_metadata_key{"g"}));
+  ASSERT_EQ(log.records().size(), 2u);
+  EXPECT_EQ(log.records()[1].key, encode_key(group_metadata_key{"g"}));
+  EXPECT_EQ(decode_group_metadata_value(*log.records()[1].value)->generation, 1);
 
   EXPECT_EQ(heartbeat("client-uuid1", 1), ge::none);
 
@@ -46,8 +57,8 @@ TEST_F(coordinator_test, single_member_join_sync_heartbeat_leave) {
   EXPECT_EQ(gc->find_group("g")->generation_id, 2);
   EXPECT_EQ(heartbeat("client-uuid1", 2), ge::unknown_member_id);
   // The Empty generation is persisted too.
-  ASSERT_EQ(log.records().size(), 2u);
-  auto v = decode_group_metadata_value(*log.records()[1].value);
+  ASSERT_EQ(log.records().size(), 3u);
+  auto v = decode_group_metadata_value(*log.records()[2].value);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->generation, 2);
   EXPECT_TRUE(v->members.empty());
