@@ -49,6 +49,18 @@ struct read_outcome {
 /// here decides whether the fetch position is still on this log. Unknown epoch or a position below the log start:
 /// OFFSET_OUT_OF_RANGE; an epoch that ended before the position (or an older epoch here): nothing is read and the
 /// answer names the diverging epoch and its end offset. std::nullopt: read as usual. Strand only.
+/// Kafka reads the log only at an offset in [log start, end) (end: high watermark, last stable offset for
+/// read_committed, log end offset for followers); there, a negative partition_max_bytes makes its segment read
+/// throw (LogSegment.read: "Invalid max size"), which the fetch answers as UNKNOWN_SERVER_ERROR for that partition.
+/// Elsewhere (empty partition, at the end, out of range) it never reaches that check. std::nullopt: read as usual.
+std::optional<read_outcome> check_negative_max_bytes(partition& p, int64_t offset, int32_t partition_max_bytes,
+                                                     int64_t end) {
+  if (partition_max_bytes >= 0 || offset < p.log_start_offset() || offset >= end) return std::nullopt;
+  return read_outcome{error{base_errc::failed, "invalid max size " + std::to_string(partition_max_bytes) +
+                                                  " for log read from offset " + std::to_string(offset)},
+                      -1, -1, {}, -1, {}, std::nullopt};
+}
+
 std::optional<read_outcome> check_last_fetched_epoch(partition& p, int64_t offset, int32_t last_fetched_epoch) {
   if (last_fetched_epoch < 0) return std::nullopt;
   const auto end = p.end_offset_for_epoch(last_fetched_epoch);
@@ -194,9 +206,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       const int64_t now_ms = svc.clock.now_ms();
       auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
                                              now_ms, read_committed, epoch = s.current_leader_epoch,
-                                             last_fetched = s.last_fetched_epoch] {
-        if (!from_follower)
+                                             last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
+        if (!from_follower) {
           if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
+          const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
+          if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
+        }
         if (read_committed) {
           read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
           out.data = p->read_committed(offset, limit, min_one, out.aborted);
@@ -217,6 +232,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         }
         if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
         auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
+        if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
+          return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
         return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
                             std::move(expansion), p->last_stable_offset(), {}};
       });

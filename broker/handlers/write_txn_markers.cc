@@ -1,8 +1,9 @@
-// WriteTxnMarkers (key 27, v0-1): a transaction coordinator on another broker asks this broker to write COMMIT or
+// WriteTxnMarkers (key 27, v0-2): a transaction coordinator on another broker asks this broker to write COMMIT or
 // ABORT markers into partitions it leads (KIP-98). Each marker is appended with acks=-1 and answered once the ISR
 // has it; a marker into __consumer_offsets also completes that producer's pending transactional offsets.
 // Per partition: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (not led here), INVALID_PRODUCER_EPOCH,
-// TRANSACTION_COORDINATOR_FENCED, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR.
+// TRANSACTION_COORDINATOR_FENCED, UNKNOWN_SERVER_ERROR (transaction version -1, or no producer id/epoch),
+// NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR.
 #include <map>
 #include <tuple>
 #include <utility>
@@ -52,6 +53,11 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
       error_code e;
       if (!p->is_leader()) {
         e = error_code::not_leader_or_follower;
+      } else if (m.transaction_version == -1) {
+        // v2 (KIP-890): Kafka 4.4 refuses to append a marker of transaction version -1 (observed: every partition
+        // of that marker UNKNOWN_SERVER_ERROR, nothing written, the request's other markers written; other
+        // negative versions, -128 included, are written). compat/diff scenario write_txn_markers.json.
+        e = error_code::unknown_server_error;
       } else {
         auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
         e = co_await std::move(op);

@@ -70,8 +70,10 @@ std::string member_sort_key(const boost::json::value& e) {
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch) {
   if (v.is_object()) {
     auto& o = v.as_object();
-    if (in_batch && o.contains("attributes") && (o.at("attributes").as_int64() & 8)) {
-      o["base_timestamp"] = "<time>";  // N7: LogAppendTime batches carry the broker's clock
+    if (in_batch && o.contains("attributes") && (o.at("attributes").as_int64() & (8 | 32))) {
+      // N7: LogAppendTime batches (attribute bit 3) and control batches (bit 5: transaction markers, written by
+      // the broker itself) carry the broker's clock.
+      o["base_timestamp"] = "<time>";
       o["max_timestamp"] = "<time>";
     }
     for (auto& kv : o) walk(kv.value(), std::string(kv.key()), maps, in_batch || key == "records");
