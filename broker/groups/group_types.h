@@ -3,6 +3,7 @@
 // (JoinGroup v0-9, SyncGroup v0-5, Heartbeat v0-4, LeaveGroup v0-5, OffsetCommit v0-9, OffsetFetch v0-9,
 // DescribeGroups, ListGroups, DeleteGroups, OffsetDelete) without depending on the wire codec: the
 // handlers in broker/handlers translate between these and the protocol's generated structs.
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -133,6 +134,7 @@ struct offset_commit_partition {
   int32_t leader_epoch = -1;
   std::optional<std::string> metadata;            // null is stored as ""
   int64_t commit_timestamp_ms = -1;               // v1 only; -1 = the broker's time
+  std::array<uint8_t, 16> topic_id{};             // the topic's id, written into the offset record (v4)
 };
 
 struct offset_commit_request {

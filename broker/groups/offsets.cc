@@ -113,7 +113,7 @@ coordinator_result<offset_commit_result> group_coordinator::store_offsets(const 
     if (r.retention_time_ms != -1) expire_timestamp = now_wall + r.retention_time_ms;
     out.records.push_back({encode_key(offset_commit_key{g->id, p.tp.topic, p.tp.partition}),
                            encode_value(offset_commit_value{p.offset, p.leader_epoch, std::move(metadata),
-                                                            commit_timestamp, expire_timestamp})});
+                                                            commit_timestamp, expire_timestamp, p.topic_id})});
     // Until replayed (or failed), OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for it.
     g->pending_offset_commits[p.tp] += 1;
   }

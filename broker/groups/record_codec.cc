@@ -14,7 +14,7 @@ namespace p = ::sluice::protocol;
 // The versions we write (see record_codec.h); a key's version names its record type.
 constexpr int16_t offset_commit_key_version = 1;
 constexpr int16_t group_metadata_key_version = 2;
-constexpr int16_t offset_commit_value_version = 3;
+constexpr int16_t offset_commit_value_version = 4;  // Kafka 4.4: flexible, the topic id as tagged field 0
 constexpr int16_t offset_commit_value_expire_version = 1;  // the only one with an expire timestamp
 constexpr int16_t group_metadata_value_version = 3;
 
@@ -59,6 +59,7 @@ bytes encode_value(const offset_commit_value& v) {
   m.leader_epoch = v.leader_epoch;  // not written in v1
   m.metadata = v.metadata;
   m.commit_timestamp = v.commit_timestamp;
+  m.topic_id.bytes = v.topic_id;
   if (v.expire_timestamp) {
     // Version 1 is the only one carrying an explicit expire timestamp (OffsetCommit v2-4 retention).
     m.expire_timestamp = *v.expire_timestamp;
@@ -120,6 +121,7 @@ result<offset_commit_value> decode_offset_commit_value(const bytes& b) {
   v.metadata = std::move(m.metadata);
   v.commit_timestamp = m.commit_timestamp;
   if (version == offset_commit_value_expire_version) v.expire_timestamp = m.expire_timestamp;
+  v.topic_id = m.topic_id.bytes;
   return v;
 }
 

@@ -10,6 +10,7 @@
 // GroupMetadataValue v3, and read every value version 0-4 (unknown tagged fields of v4 are skipped
 // here: the plain structs have no place for them). Key versions 3+ (KIP-848 records) decode as
 // `other_key` and are ignored.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,6 +66,7 @@ struct offset_commit_value {
   std::string metadata;
   int64_t commit_timestamp = -1;
   std::optional<int64_t> expire_timestamp;       // v1 only
+  std::array<uint8_t, 16> topic_id{};            // v4+ (tagged; zero: not written)
   bool operator==(const offset_commit_value&) const = default;
 };
 

@@ -34,7 +34,7 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
         continue;
       }
       r.partitions.push_back({{t.name, p.partition_index}, p.committed_offset, p.committed_leader_epoch,
-                              p.committed_metadata, version == 1 ? p.commit_timestamp : -1});
+                              p.committed_metadata, version == 1 ? p.commit_timestamp : -1, topic->id});
       where.emplace_back(ti, pi);
     }
   }

@@ -47,7 +47,8 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
                               p.committed_offset,
                               version >= 2 ? p.committed_leader_epoch : -1,
                               p.committed_metadata,
-                              -1});
+                              -1,
+                              topic->id});
       where.emplace_back(ti, pi);
     }
   }

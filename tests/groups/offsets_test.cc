@@ -215,7 +215,7 @@ TEST_F(coordinator_test, commit_records_use_kafka_schemas) {
   auto v = decode_offset_commit_value(*log.records()[0].value);
   ASSERT_TRUE(v);
   EXPECT_EQ(*v, (offset_commit_value{99, 4, "m", now, std::nullopt}));
-  EXPECT_EQ((*log.records()[0].value)[1], 3) << "OffsetCommitValue v3";
+  EXPECT_EQ((*log.records()[0].value)[1], 4) << "OffsetCommitValue v4, as Kafka 4.4 writes";
 }
 
 TEST_F(coordinator_test, offsets_of_an_empty_group_expire_after_retention) {

@@ -18,6 +18,12 @@ const bytes golden_group_key = {0x00, 0x02, 0x00, 0x03, 0x67, 0x72, 0x70};
 const bytes golden_offset_value_v3 = {0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,
                                       0x00, 0x00, 0x00, 0x03, 0x00, 0x04, 0x6d, 0x65, 0x74, 0x61,
                                       0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x7b};
+// OffsetCommitValue v4 as Kafka 4.4 writes it: flexible (compact string), the topic id as tagged field 0.
+const bytes golden_offset_value_v4 = {0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,
+                                      0x00, 0x00, 0x00, 0x03, 0x05, 0x6d, 0x65, 0x74, 0x61, 0x00,
+                                      0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x7b, 0x01, 0x00, 0x10,
+                                      0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
+                                      0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10};
 const bytes golden_offset_value_v1 = {0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,
                                       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8,
                                       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0xd0};
@@ -48,7 +54,9 @@ group_metadata_value golden_group() {
 TEST(record_codec_schema, writes_the_bytes_of_the_hand_written_codec) {
   EXPECT_EQ(encode_key(offset_commit_key{"grp", "topic-a", 7}), golden_offset_key);
   EXPECT_EQ(encode_key(group_metadata_key{"grp"}), golden_group_key);
-  EXPECT_EQ(encode_value(offset_commit_value{42, 3, "meta", 1700000000123, std::nullopt}), golden_offset_value_v3);
+  offset_commit_value with_id{42, 3, "meta", 1700000000123, std::nullopt};
+  for (uint8_t i = 0; i < 16; ++i) with_id.topic_id[i] = static_cast<uint8_t>(i + 1);
+  EXPECT_EQ(encode_value(with_id), golden_offset_value_v4);
   EXPECT_EQ(encode_value(offset_commit_value{9, 5, "", 1000, 2000}), golden_offset_value_v1);
   EXPECT_EQ(encode_value(golden_group()), golden_group_value_v3);
   group_metadata_value empty;
@@ -60,6 +68,9 @@ TEST(record_codec_schema, reads_records_of_the_hand_written_codec) {
   EXPECT_EQ(std::get<group_metadata_key>(*decode_key(golden_group_key)), (group_metadata_key{"grp"}));
   EXPECT_EQ(*decode_offset_commit_value(golden_offset_value_v3),
             (offset_commit_value{42, 3, "meta", 1700000000123, std::nullopt}));
+  offset_commit_value with_id{42, 3, "meta", 1700000000123, std::nullopt};
+  for (uint8_t i = 0; i < 16; ++i) with_id.topic_id[i] = static_cast<uint8_t>(i + 1);
+  EXPECT_EQ(*decode_offset_commit_value(golden_offset_value_v4), with_id);
   // v1 has no leader epoch: it reads back as -1.
   EXPECT_EQ(*decode_offset_commit_value(golden_offset_value_v1), (offset_commit_value{9, -1, "", 1000, 2000}));
   EXPECT_EQ(*decode_group_metadata_value(golden_group_value_v3), golden_group());

@@ -49,9 +49,20 @@ TEST(record_codec, offset_commit_key_bytes) {
 TEST(record_codec, offset_commit_value_versions) {
   offset_commit_value v{123, 4, "meta", 1700000000000, std::nullopt};
   bytes e = encode_value(v);
-  EXPECT_EQ(e.size(), 2u + 8 + 4 + 2 + 4 + 8);
-  EXPECT_EQ(e[1], 3);
+  // v4 (flexible): compact string, then an empty tagged-field section (no topic id).
+  EXPECT_EQ(e.size(), 2u + 8 + 4 + 1 + 4 + 8 + 1);
+  EXPECT_EQ(e[1], 4);
   EXPECT_EQ(*decode_offset_commit_value(e), v);
+  // With a topic id: tagged field 0, 16 bytes.
+  offset_commit_value vt = v;
+  for (uint8_t i = 0; i < 16; ++i) vt.topic_id[i] = static_cast<uint8_t>(0xa0 + i);
+  bytes et = encode_value(vt);
+  ASSERT_EQ(et.size(), e.size() + 18);
+  EXPECT_EQ(et[e.size() - 1], 1) << "one tagged field";
+  EXPECT_EQ(et[e.size()], 0) << "tag 0";
+  EXPECT_EQ(et[e.size() + 1], 16) << "16 bytes";
+  EXPECT_EQ(et.back(), 0xaf);
+  EXPECT_EQ(*decode_offset_commit_value(et), vt);
   offset_commit_value v1{5, -1, "", 10, 20};
   bytes e1 = encode_value(v1);
   EXPECT_EQ(e1[1], 1);
