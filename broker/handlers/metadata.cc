@@ -103,6 +103,20 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
       co_return resp;
     }
   }
+  // v12+: with any non-zero topic id in the request Kafka looks topics up by id only (the entries without an id are
+  // not answered); with none, by name, and a null name then fails the whole request (UNKNOWN_SERVER_ERROR for each
+  // topic, named "" where null, as the error response above). Both as Kafka 4.4 answers (compat/diff scenarios).
+  const bool by_ids = version >= 12 && req.topics.has_value() &&
+                      std::any_of(req.topics->begin(), req.topics->end(), [](const auto& t) { return !t.topic_id.is_zero(); });
+  if (version >= 12 && req.topics.has_value() && !by_ids &&
+      std::any_of(req.topics->begin(), req.topics->end(), [](const auto& t) { return !t.name.has_value(); })) {
+    for (const auto& t : *req.topics) {
+      auto out = topic_error(error_code::unknown_server_error, t.name.value_or(""));
+      out.topic_id = t.topic_id;
+      resp.topics.push_back(std::move(out));
+    }
+    co_return resp;
+  }
   for (auto& ep : live_brokers(svc)) {
     response::metadata_response_broker b;
     b.node_id = ep.id;
@@ -153,6 +167,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
   std::set<std::string> names_answered;  // Kafka answers a topic named twice once (the request is a set)
   std::set<std::string> ids_answered;
   for (const auto& wanted : *req.topics) {
+    if (by_ids && wanted.topic_id.is_zero()) continue;
     if (wanted.topic_id.is_zero() && wanted.name && !names_answered.insert(*wanted.name).second) continue;
     // A topic id named twice is answered once too (Kafka collects the ids as a set).
     if (!wanted.topic_id.is_zero() && !ids_answered.insert(wanted.topic_id.to_string()).second) continue;
