@@ -4,6 +4,7 @@
 #include <iostream>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "compat/diff/scenario.h"
 #include "protocol/api_key.h"
@@ -144,6 +145,9 @@ boost::json::value gen(pools& p, std::string_view n, int16_t version, bool nulla
   } else if constexpr (std::is_same_v<T, protocol::error_code>) {
     return 0;
   } else if constexpr (std::is_same_v<T, protocol::uuid>) {
+    if (p.api == 20)  // DeleteTopics: ids of its own topics only (deleting -a or -b by id ends the seed's topics)
+      return boost::json::string(p.of<std::string>({"$id:" + p.prefix + "-c", "$id:" + p.prefix + "-d", "zero",
+                                                    "AAAAAAAAAAAAAAAAAAAAAQ"}));
     if (p.api == 1)  // Fetch: no zero id (K13: beside an unknown partition it fails Kafka's whole fetch)
       return boost::json::string(p.of<std::string>({"$id:" + p.prefix + "-a", "$id:" + p.prefix + "-b", "AAAAAAAAAAAAAAAAAAAAAQ"}));
     return boost::json::string(p.of<std::string>({"$id:" + p.prefix + "-a", "$id:" + p.prefix + "-b", "zero",
@@ -224,6 +228,12 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
         continue;
       }
       ++totals.requests;
+      // Kafka creates new partitions' logs a moment after CreateTopics/CreatePartitions answer (the controller's
+      // metadata reaches the broker asynchronously; Sluice creates them before answering): after a creation that
+      // succeeded on Kafka, give it that moment before the next request (bounded: 300 ms).
+      if ((key == 19 || key == 37) && !(req.as_object().contains("validate_only") && req.at("validate_only") == true) &&
+          rep.kafka_raw.is_object() && boost::json::serialize(rep.kafka_raw).find("\"error_code\":\"NONE\"") != std::string::npos)
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
       if (opt.trace)
         std::cout << "trace: #" << i + 1 << " " << protocol::api_name(key) << " v" << version << " "
                   << boost::json::serialize(req) << "\n  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 1500)
