@@ -269,6 +269,14 @@ result<storage::log::marker_result> partition::append_marker(int64_t producer_id
   return r;
 }
 
+result<void> partition::check_marker(int64_t producer_id, int16_t producer_epoch,
+                                     const storage::end_txn_marker& marker) {
+  if (closed_) return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_)};
+  if (role() != replica_role::leader)
+    return error{partition_errc::not_leader, topic_ + "-" + std::to_string(index_) + " is not led here"};
+  return log_->check_marker(producer_id, producer_epoch, marker);
+}
+
 std::vector<storage::producer_state_entry> partition::producers() {
   std::vector<storage::producer_state_entry> out;
   if (closed_) return out;

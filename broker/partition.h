@@ -156,6 +156,9 @@ class partition : public std::enable_shared_from_this<partition> {
   result<storage::log::marker_result> append_marker(int64_t producer_id, int16_t producer_epoch,
                                                     const storage::end_txn_marker& marker);
 
+  /// The checks of append_marker (leader, producer epoch, coordinator epoch) without writing anything.
+  result<void> check_marker(int64_t producer_id, int16_t producer_epoch, const storage::end_txn_marker& marker);
+
   /// DescribeProducers (KIP-664): a copy of the producer state of every producer id with state here.
   std::vector<storage::producer_state_entry> producers();
 

@@ -225,6 +225,8 @@ class log {
   /// errc::coordinator_fenced (an older coordinator epoch than the producer's last marker), errc::io_error.
   sluice::result<marker_result> append_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m,
                                               int32_t leader_epoch);
+  /// The producer-state checks of append_marker without the append: the same errors but io_error.
+  sluice::result<void> check_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m) const;
   /// The first offset of the oldest open (or not yet replicated) transaction; nullopt: none.
   std::optional<int64_t> first_unstable_offset() const { return producer_state_->first_unstable_offset(); }
   /// The partition's high watermark moved: transactions whose marker it passed are stable.

@@ -30,6 +30,11 @@ sluice::result<log::marker_result> log::append_marker(int64_t producer_id, int16
   return marker_result{offset, completed_txn{producer_id, first, offset, !m.commit}};
 }
 
+sluice::result<void> log::check_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m) const {
+  auto batch = build_end_txn_marker_batch(producer_id, producer_epoch, m, clock_.now_ms());
+  return producer_state_->check_marker(decode_record_batch_header(batch.data()), m);
+}
+
 sluice::result<void> log::apply_marker_batch(segment& seg, const record_batch_header& h,
                                              std::span<const uint8_t> batch) {
   auto m = parse_end_txn_marker(batch);

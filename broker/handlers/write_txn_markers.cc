@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "broker/call_on.h"
+#include "broker/error_map.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/topic_registry.h"
@@ -54,10 +56,17 @@ task<response> write_txn_markers(broker_services& svc, request_context&, protoco
       if (!p->is_leader()) {
         e = error_code::not_leader_or_follower;
       } else if (m.transaction_version == -1) {
-        // v2 (KIP-890): Kafka 4.4 refuses to append a marker of transaction version -1 (observed: every partition
-        // of that marker UNKNOWN_SERVER_ERROR, nothing written, the request's other markers written; other
-        // negative versions, -128 included, are written). compat/diff scenario write_txn_markers.json.
-        e = error_code::unknown_server_error;
+        // v2 (KIP-890): Kafka 4.4 checks the marker's producer epoch (INVALID_PRODUCER_EPOCH) and then refuses to
+        // append a marker of transaction version -1, before its coordinator epoch check (observed:
+        // UNKNOWN_SERVER_ERROR on each of its partitions, nothing written, the request's other markers written;
+        // other negative versions, -128 included, are written). compat/diff write_txn_markers.json.
+        auto check_op = call_on(p->strand(), [p, &m] {
+          return p->check_marker(m.producer_id, m.producer_epoch,
+                                 storage::end_txn_marker{m.transaction_result, m.coordinator_epoch});
+        });
+        auto checked = co_await std::move(check_op);
+        const error_code check = checked ? error_code::none : to_kafka(checked.err());
+        e = check == error_code::invalid_producer_epoch ? check : error_code::unknown_server_error;
       } else {
         auto op = svc.txns.write_marker(p, m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch);
         e = co_await std::move(op);
