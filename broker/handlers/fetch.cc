@@ -152,8 +152,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         }
       } else if (!p->is_leader()) {
         pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
+        if (version >= 16) {  // KIP-951: the current leader (-1 while there is none)
+          pd.current_leader.leader_id = p->leader_id();
+          pd.current_leader.leader_epoch = p->leader_epoch();
+        }
       } else {
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
+        if (version >= 16 && pd.error_code == error_code::fenced_leader_epoch) {
+          pd.current_leader.leader_id = svc.config.broker_id;  // led here
+          pd.current_leader.leader_epoch = p->leader_epoch();
+        }
         if (pd.error_code == error_code::none) to_read = p;
       }
       ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
@@ -261,6 +269,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       }
       if (!outcome.data) {
         s.out->error_code = to_kafka(outcome.data.err());
+        // v16+ (KIP-951): a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH partition names its current leader.
+        if (version >= 16 && (s.out->error_code == error_code::not_leader_or_follower ||
+                              s.out->error_code == error_code::fenced_leader_epoch)) {
+          s.out->current_leader.leader_id = s.p->is_leader() ? svc.config.broker_id : s.p->leader_id();
+          s.out->current_leader.leader_epoch = s.p->leader_epoch();
+        }
         s.out->records_ = protocol::records{};
         s.out->high_watermark = -1;  // Kafka's error response for a partition: no offsets
         s.out->last_stable_offset = -1;
