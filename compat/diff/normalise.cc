@@ -76,7 +76,7 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
       o["base_timestamp"] = "<time>";
       o["max_timestamp"] = "<time>";
     }
-    for (auto& kv : o) walk(kv.value(), std::string(kv.key()), maps, in_batch || key == "records");
+    for (auto& kv : o) walk(kv.value(), std::string(kv.key()), maps, in_batch || key == "records" || key == "records_");
     return;
   }
   if (v.is_array()) {
@@ -95,7 +95,7 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
         return member_sort_key(x) < member_sort_key(y);
       });
     }
-    for (auto& e : a) walk(e, key, maps, in_batch || key == "records");
+    for (auto& e : a) walk(e, key, maps, in_batch || key == "records" || key == "records_");
     if (key == "partitions" && !a.empty() &&
         std::all_of(a.begin(), a.end(), [](const boost::json::value& e) { return e.is_int64(); })) {  // N12
       std::sort(a.begin(), a.end(),
