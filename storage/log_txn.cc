@@ -24,10 +24,11 @@ sluice::result<log::marker_result> log::append_marker(int64_t producer_id, int16
   unflushed_records_ += 1;
   h = decode_record_batch_header(batch.data());
   const auto before = producer_state_->find(producer_id);
-  const int64_t first = before && before->current_txn_first_offset >= 0 ? before->current_txn_first_offset : offset;
+  const bool has_data = before && before->current_txn_first_offset >= 0;
+  const int64_t first = has_data ? before->current_txn_first_offset : offset;
   if (auto r = apply_marker_batch(active(), h, batch); !r) return r.err();
   producer_state_->set_map_end_offset(log_end_offset_);
-  return marker_result{offset, completed_txn{producer_id, first, offset, !m.commit}};
+  return marker_result{offset, completed_txn{producer_id, first, offset, !m.commit, has_data}};
 }
 
 sluice::result<void> log::check_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m) const {
@@ -47,7 +48,7 @@ sluice::result<void> log::apply_marker_batch(segment& seg, const record_batch_he
                                            m.err().message};
   }
   const auto t = producer_state_->complete_txn(h, *m);
-  if (!t.aborted || seg.last_aborted_offset() >= t.last_offset) return {};
+  if (!t.has_data || !t.aborted || seg.last_aborted_offset() >= t.last_offset) return {};
   const aborted_txn entry{t.producer_id, t.first_offset, t.last_offset, producer_state_->last_stable_offset_after(t)};
   return seg.append_aborted(entry);
 }

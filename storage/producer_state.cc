@@ -217,13 +217,14 @@ completed_txn producer_state_manager::complete_txn(const record_batch_header& h,
   }
   entry.coordinator_epoch = m.coordinator_epoch;
   entry.last_timestamp = h.max_timestamp;
-  completed_txn t{h.producer_id, h.base_offset, h.base_offset, !m.commit};
+  completed_txn t{h.producer_id, h.base_offset, h.base_offset, !m.commit, false};
   if (entry.current_txn_first_offset >= 0) {
     t.first_offset = entry.current_txn_first_offset;
+    t.has_data = true;
     open_txns_.erase(entry.current_txn_first_offset);
     entry.current_txn_first_offset = -1;
   }
-  if (t.last_offset >= high_watermark_) unreplicated_txns_[t.first_offset] = t;
+  if (t.has_data && t.last_offset >= high_watermark_) unreplicated_txns_[t.first_offset] = t;
   return t;
 }
 

@@ -57,6 +57,10 @@ struct completed_txn {
   int64_t first_offset = -1;
   int64_t last_offset = -1;
   bool aborted = false;
+  /// Whether the producer had written data in the transaction. A marker with none (no transaction open here)
+  /// completes nothing: it changes neither the last stable offset nor the aborted-transaction index (Kafka's
+  /// ProducerAppendInfo.appendEndTxnMarker emits no CompletedTxn for it).
+  bool has_data = true;
   friend bool operator==(const completed_txn&, const completed_txn&) = default;
 };
 

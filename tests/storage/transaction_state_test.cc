@@ -176,9 +176,13 @@ TEST_F(ProducerTxnStateTest, MarkerEpochAndCoordinatorEpochFencing) {
   EXPECT_EQ(append(data(1, 2, 1, 2, 1, true)).err().code, errc::invalid_producer_epoch) << "the old epoch is fenced";
   EXPECT_EQ(state.check_marker(marker(1, 3, 2), {true, 4}).err().code, errc::coordinator_fenced);
   EXPECT_TRUE(state.check_marker(marker(1, 3, 2), {true, 5}));
-  // A marker for a producer with nothing open ends an empty transaction at its own offset.
-  auto empty = state.complete_txn(marker(9, 0, 3), {true, 5});
-  EXPECT_EQ(empty, (completed_txn{9, 3, 3, false}));
+  // A marker for a producer with nothing open completes no transaction (Kafka emits no CompletedTxn): it is
+  // not unstable and gets no aborted-transaction entry.
+  const auto unstable_before = state.first_unstable_offset();
+  auto empty = state.complete_txn(marker(9, 0, 20), {false, 5});
+  EXPECT_EQ(empty, (completed_txn{9, 20, 20, true, false}));
+  EXPECT_EQ(state.first_unstable_offset(), unstable_before) << "an empty transaction is never unstable";
+  EXPECT_EQ(state.find(9)->coordinator_epoch, 5) << "the producer's state still takes the marker";
 }
 
 TEST_F(ProducerTxnStateTest, OpenTransactionsSurviveASnapshotAndReplay) {
