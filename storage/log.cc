@@ -565,7 +565,8 @@ sluice::result<void> log::rebuild_producer_state() {
       if (h.last_offset() < from || marker_error) return;
       if (h.is_control() && h.producer_id >= 0) {
         auto bytes = seg->read_batch(position, h.size_bytes());
-        auto applied = bytes ? apply_marker_batch(*seg, h, *bytes) : sluice::result<void>(bytes.err());
+        auto applied = bytes ? apply_marker_batch(*seg, h, *bytes)
+                             : sluice::result<std::optional<completed_txn>>(bytes.err());
         if (!applied) marker_error = applied.err();
       } else {
         producer_state_->replay(h);

@@ -245,8 +245,10 @@ class log {
   // Idempotence: newest snapshot <= LEO, then the batch headers after it (storage/producer_state.h).
   sluice::result<void> rebuild_producer_state();
   /// A marker batch written or replicated into segment `seg` (header `h`, whole bytes `batch`): completes the
-  /// producer's transaction and, for an abort not indexed yet, appends its .txnindex entry.
-  sluice::result<void> apply_marker_batch(segment& seg, const record_batch_header& h, std::span<const uint8_t> batch);
+  /// producer's transaction and, for an abort with data not indexed yet, appends its .txnindex entry. Returns the
+  /// completed transaction; std::nullopt for a control batch of another type (no transaction ends).
+  sluice::result<std::optional<completed_txn>> apply_marker_batch(segment& seg, const record_batch_header& h,
+                                                                  std::span<const uint8_t> batch);
   void snapshot_producer_state();
   std::unique_ptr<producer_state_manager> producer_state_;
   std::unique_ptr<leader_epoch_cache> epochs_;

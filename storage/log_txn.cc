@@ -23,12 +23,10 @@ sluice::result<log::marker_result> log::append_marker(int64_t producer_id, int16
   log_end_offset_ = offset + 1;
   unflushed_records_ += 1;
   h = decode_record_batch_header(batch.data());
-  const auto before = producer_state_->find(producer_id);
-  const bool has_data = before && before->current_txn_first_offset >= 0;
-  const int64_t first = has_data ? before->current_txn_first_offset : offset;
-  if (auto r = apply_marker_batch(active(), h, batch); !r) return r.err();
+  auto completed = apply_marker_batch(active(), h, batch);
+  if (!completed) return completed.err();
   producer_state_->set_map_end_offset(log_end_offset_);
-  return marker_result{offset, completed_txn{producer_id, first, offset, !m.commit, has_data}};
+  return marker_result{offset, completed->value()};  // the batch built above is an end-transaction marker
 }
 
 sluice::result<void> log::check_marker(int64_t producer_id, int16_t producer_epoch, const end_txn_marker& m) const {
@@ -36,21 +34,22 @@ sluice::result<void> log::check_marker(int64_t producer_id, int16_t producer_epo
   return producer_state_->check_marker(decode_record_batch_header(batch.data()), m);
 }
 
-sluice::result<void> log::apply_marker_batch(segment& seg, const record_batch_header& h,
-                                             std::span<const uint8_t> batch) {
+sluice::result<std::optional<completed_txn>> log::apply_marker_batch(segment& seg, const record_batch_header& h,
+                                                                     std::span<const uint8_t> batch) {
   auto m = parse_end_txn_marker(batch);
   if (!m) {
     if (m.err().code == errc::not_found) {  // another control record type: no transaction ends
       producer_state_->set_map_end_offset(std::max(producer_state_->map_end_offset(), h.last_offset() + 1));
-      return {};
+      return std::optional<completed_txn>{};
     }
     return sluice::error{m.err().code, dir_.string() + ": marker at " + std::to_string(h.base_offset) + ": " +
                                            m.err().message};
   }
   const auto t = producer_state_->complete_txn(h, *m);
-  if (!t.has_data || !t.aborted || seg.last_aborted_offset() >= t.last_offset) return {};
+  if (!t.has_data || !t.aborted || seg.last_aborted_offset() >= t.last_offset) return std::optional<completed_txn>{t};
   const aborted_txn entry{t.producer_id, t.first_offset, t.last_offset, producer_state_->last_stable_offset_after(t)};
-  return seg.append_aborted(entry);
+  if (auto r = seg.append_aborted(entry); !r) return r.err();
+  return std::optional<completed_txn>{t};
 }
 
 std::vector<aborted_txn> log::collect_aborted(int64_t fetch_offset, int64_t upper_bound) const {

@@ -45,14 +45,11 @@ struct read_outcome {
   std::optional<storage::epoch_entry> diverging;  // KIP-320: the last fetched epoch diverges (nothing read)
 };
 
-/// Fetch v12+ with a last fetched epoch (Kafka's Partition.readRecords, KIP-320): the end offset of that epoch
-/// here decides whether the fetch position is still on this log. Unknown epoch or a position below the log start:
-/// OFFSET_OUT_OF_RANGE; an epoch that ended before the position (or an older epoch here): nothing is read and the
-/// answer names the diverging epoch and its end offset. std::nullopt: read as usual. Strand only.
 /// Kafka reads the log only at an offset in [log start, end) (end: high watermark, last stable offset for
 /// read_committed, log end offset for followers); there, a negative partition_max_bytes makes its segment read
 /// throw (LogSegment.read: "Invalid max size"), which the fetch answers as UNKNOWN_SERVER_ERROR for that partition.
 /// Elsewhere (empty partition, at the end, out of range) it never reaches that check. std::nullopt: read as usual.
+/// Strand only.
 std::optional<read_outcome> check_negative_max_bytes(partition& p, int64_t offset, int32_t partition_max_bytes,
                                                      int64_t end) {
   if (partition_max_bytes >= 0 || offset < p.log_start_offset() || offset >= end) return std::nullopt;
@@ -61,6 +58,10 @@ std::optional<read_outcome> check_negative_max_bytes(partition& p, int64_t offse
                       -1, -1, {}, -1, {}, std::nullopt};
 }
 
+/// Fetch v12+ with a last fetched epoch (Kafka's Partition.readRecords, KIP-320): the end offset of that epoch
+/// here decides whether the fetch position is still on this log. Unknown epoch or a position below the log start:
+/// OFFSET_OUT_OF_RANGE; an epoch that ended before the position (or an older epoch here): nothing is read and the
+/// answer names the diverging epoch and its end offset. std::nullopt: read as usual. Strand only.
 std::optional<read_outcome> check_last_fetched_epoch(partition& p, int64_t offset, int32_t last_fetched_epoch) {
   if (last_fetched_epoch < 0) return std::nullopt;
   const auto end = p.end_offset_for_epoch(last_fetched_epoch);
@@ -74,6 +75,13 @@ std::optional<read_outcome> check_last_fetched_epoch(partition& p, int64_t offse
     return read_outcome{storage::read_result{}, p.high_watermark(), p.log_start_offset(), {}, p.last_stable_offset(), {}, end};
   }
   return std::nullopt;
+}
+
+/// Fetch v16+ (KIP-951): a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH partition names its current leader
+/// (this broker while it leads; -1 while there is none) and that leader's epoch.
+void name_current_leader(response::partition_data& pd, const partition& p, int32_t self) {
+  pd.current_leader.leader_id = p.is_leader() ? self : p.leader_id();
+  pd.current_leader.leader_epoch = p.leader_epoch();
 }
 
 error_code check_epoch(int32_t requested, int32_t current) {
@@ -152,16 +160,11 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         }
       } else if (!p->is_leader()) {
         pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
-        if (version >= 16) {  // KIP-951: the current leader (-1 while there is none)
-          pd.current_leader.leader_id = p->leader_id();
-          pd.current_leader.leader_epoch = p->leader_epoch();
-        }
+        if (version >= 16) name_current_leader(pd, *p, svc.config.broker_id);
       } else {
         pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
-        if (version >= 16 && pd.error_code == error_code::fenced_leader_epoch) {
-          pd.current_leader.leader_id = svc.config.broker_id;  // led here
-          pd.current_leader.leader_epoch = p->leader_epoch();
-        }
+        if (version >= 16 && pd.error_code == error_code::fenced_leader_epoch)
+          name_current_leader(pd, *p, svc.config.broker_id);
         if (pd.error_code == error_code::none) to_read = p;
       }
       ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
@@ -269,12 +272,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       }
       if (!outcome.data) {
         s.out->error_code = to_kafka(outcome.data.err());
-        // v16+ (KIP-951): a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH partition names its current leader.
         if (version >= 16 && (s.out->error_code == error_code::not_leader_or_follower ||
-                              s.out->error_code == error_code::fenced_leader_epoch)) {
-          s.out->current_leader.leader_id = s.p->is_leader() ? svc.config.broker_id : s.p->leader_id();
-          s.out->current_leader.leader_epoch = s.p->leader_epoch();
-        }
+                              s.out->error_code == error_code::fenced_leader_epoch))
+          name_current_leader(*s.out, *s.p, svc.config.broker_id);
         s.out->records_ = protocol::records{};
         s.out->high_watermark = -1;  // Kafka's error response for a partition: no offsets
         s.out->last_stable_offset = -1;

@@ -67,6 +67,10 @@ std::string member_sort_key(const boost::json::value& e) {
   return boost::json::serialize(o);
 }
 
+/// Whether a field of this name holds record batches: Kafka's Records fields (`records_` as the generated codec
+/// names them).
+bool holds_batches(const std::string& key) { return key == "records" || key == "records_"; }
+
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch) {
   if (v.is_object()) {
     auto& o = v.as_object();
@@ -76,7 +80,7 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
       o["base_timestamp"] = "<time>";
       o["max_timestamp"] = "<time>";
     }
-    for (auto& kv : o) walk(kv.value(), std::string(kv.key()), maps, in_batch || key == "records" || key == "records_");
+    for (auto& kv : o) walk(kv.value(), std::string(kv.key()), maps, in_batch || holds_batches(key));
     return;
   }
   if (v.is_array()) {
@@ -95,7 +99,7 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
         return member_sort_key(x) < member_sort_key(y);
       });
     }
-    for (auto& e : a) walk(e, key, maps, in_batch || key == "records" || key == "records_");
+    for (auto& e : a) walk(e, key, maps, in_batch || holds_batches(key));
     if (key == "partitions" && !a.empty() &&
         std::all_of(a.begin(), a.end(), [](const boost::json::value& e) { return e.is_int64(); })) {  // N12
       std::sort(a.begin(), a.end(),
