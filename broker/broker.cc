@@ -93,6 +93,9 @@ result<void> broker::start() {
   }  // cluster mode: the replica manager syncs the registry with the cluster once registered
 
   groups_ = std::make_unique<group_service>(config_, *topics_, system_clock::instance());
+  topics_->on_deleted([groups = groups_.get()](const std::string& name, int32_t partitions) {
+    groups->on_topic_deleted(name, partitions);
+  });
   producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
   txns_ = std::make_unique<txn_service>(config_, *topics_, system_clock::instance(), *producer_ids_, *groups_,
                                         io_.get_executor());

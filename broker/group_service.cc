@@ -74,6 +74,22 @@ kafka_error group_service::ensure_topic() {
   return {};
 }
 
+void group_service::on_topic_deleted(const std::string& name, int32_t partition_count) {
+  if (name == consumer_offsets_topic) return;
+  for (auto& s : shards()) {
+    if (!s || !s->shard) continue;
+    asio::co_spawn(
+        s->strand(),
+        [this, s, name, partition_count]() -> asio::awaitable<void> {
+          auto op = group_run(*this, s, [&name, partition_count](groups::group_coordinator& c) {
+            return c.on_partitions_deleted(name, partition_count);
+          });  // not inside co_await: GCC 12
+          co_await std::move(op);
+        },
+        asio::detached);
+  }
+}
+
 std::shared_ptr<group_service::shard> group_service::shard_for(std::string_view group_id) const {
   const int32_t n = runtime_.partition_count();
   if (n == 0) return nullptr;

@@ -54,6 +54,12 @@ class group_service {
     runtime_.on_txn_marker(partition_index, producer_id, commit);
   }
 
+  /// Kafka 4.x (GroupCoordinatorService.onPartitionsDeleted): topic `name` with `partition_count` partitions was
+  /// deleted; every coordinator loaded here appends the tombstones of the offsets committed for its partitions
+  /// (group_coordinator::on_partitions_deleted), in the background. __consumer_offsets itself is ignored (its
+  /// shards go with it). Any thread; returns at once.
+  void on_topic_deleted(const std::string& name, int32_t partition_count);
+
   /// The shard coordinating `group_id` (Kafka's partitionFor), or null while there is no topic or, in
   /// cluster mode, when this broker has no replica of its partition.
   std::shared_ptr<shard> shard_for(std::string_view group_id) const;

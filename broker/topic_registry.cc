@@ -238,6 +238,7 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
     next->erase(name);
     publish(std::move(next));
   }
+  if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
   auto drop_op = drop_local(t);  // not inside co_await: GCC 12
   co_await std::move(drop_op);
   co_return kafka_error{};
@@ -344,6 +345,7 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
   }
   for (auto& t : dropped) {
     log::info("topic {} is gone from the cluster: deleting its local logs", t->name);
+    if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
     asio::co_spawn(executor_, drop_local(t), asio::detached);
   }
   std::lock_guard lock(snapshot_waiters_mutex_);

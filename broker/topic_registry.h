@@ -3,6 +3,7 @@
 // for the data path and serialized changes for the admin path.
 #include <atomic>
 #include <boost/asio.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,12 @@ class topic_registry {
   /// strand and deletes the files. UNKNOWN_TOPIC_OR_PARTITION if absent.
   asio::awaitable<kafka_error> remove(std::string name);
 
+  /// Called with the name and partition count of every topic this registry drops (single node: remove(); cluster
+  /// mode: a topic gone from the snapshot, or deleted and created again under its name), after it left the
+  /// lookups, from the thread that dropped it. Set once, before the first remove() or sync().
+  using deleted_listener = std::function<void(const std::string& name, int32_t partition_count)>;
+  void on_deleted(deleted_listener listener) { on_deleted_ = std::move(listener); }
+
   /// Replaces a topic's config overrides (AlterConfigs semantics: the full set) after validating them;
   /// persists, publishes the new topic object and applies the storage settings on each partition's
   /// strand. UNKNOWN_TOPIC_OR_PARTITION, INVALID_CONFIG, KAFKA_STORAGE_ERROR.
@@ -149,6 +156,7 @@ class topic_registry {
   std::atomic<std::shared_ptr<const coordination::cluster_snapshot>> cluster_;
   std::mutex snapshot_waiters_mutex_;
   waiter_list snapshot_waiters_;  // under snapshot_waiters_mutex_
+  deleted_listener on_deleted_;
 };
 
 }  // namespace sluice::broker

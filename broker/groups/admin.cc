@@ -171,6 +171,41 @@ coordinator_result<offset_delete_result> group_coordinator::offset_delete(const 
   return result;
 }
 
+size_t group_coordinator::on_partitions_deleted(const std::string& topic, int32_t partition_count) {
+  if (state_ != load_state::active || partition_count <= 0) return 0;
+  auto deleted = [&](const topic_partition& tp) {
+    return tp.topic == topic && tp.partition >= 0 && tp.partition < partition_count;
+  };
+  std::vector<group_record> records;
+  auto tombstone = [&](const std::string& group_id, const topic_partition& tp) {
+    records.push_back({encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt});
+  };
+  // Kafka's order: the committed offsets of every group, then each open transaction's pending ones.
+  for (const auto& [id, g] : groups_) {
+    if (g->is(group_state::dead)) continue;
+    std::set<topic_partition> committed;
+    for (const auto& [tp, c] : g->offsets)
+      if (deleted(tp)) committed.insert(tp);
+    for (const auto& [tp, n] : g->pending_offset_commits)
+      if (deleted(tp)) committed.insert(tp);
+    for (const auto& tp : committed) tombstone(id, tp);
+  }
+  for (const auto& [id, g] : groups_) {
+    if (g->is(group_state::dead)) continue;
+    for (const auto& [pid, offsets] : g->pending_txn_offsets)
+      for (const auto& [tp, c] : offsets)
+        if (deleted(tp)) tombstone(id, tp);
+  }
+  const size_t n = records.size();
+  if (n == 0) return 0;
+  log::info("groups[{}]: topic {} was deleted: removing {} offsets", partition_, topic, n);
+  write(std::move(records), [this, topic](group_error e) {
+    if (e != group_error::none)
+      log::warn("groups[{}]: the offset tombstones of deleted topic {} failed: {}", partition_, topic, to_string(e));
+  });
+  return n;
+}
+
 std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<group>& g,
                                                         const std::vector<topic_partition>& removed, bool* deleted) {
   std::vector<group_record> records;

@@ -136,6 +136,13 @@ class group_coordinator {
   /// (Kafka 4.x: it goes at the next retention check).
   coordinator_result<offset_delete_result> offset_delete(const std::string& group_id,
                                                          const std::vector<topic_partition>& partitions);
+  /// A topic was deleted (Kafka 4.x GroupCoordinatorShard.onPartitionsDeleted, run on every coordinator when the
+  /// metadata drops a topic): queues one append of an offset tombstone for every committed offset of the topic's
+  /// partitions `0 .. partition_count-1` in every group here (a commit still waiting for its append included), then
+  /// one more for each pending transactional offset of them (Kafka writes both; a tombstone drops both when
+  /// replayed). Groups stay, even Empty without offsets (they go at the next retention check); groups being deleted
+  /// are skipped. Returns the number of tombstones queued (0 unless active).
+  size_t on_partitions_deleted(const std::string& topic, int32_t partition_count);
 
   // ---- time (timers.cc) ----
   /// Earliest monotonic deadline (session expiry, join/sync phase end, initial delay, offset

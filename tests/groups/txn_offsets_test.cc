@@ -320,5 +320,53 @@ TEST_F(coordinator_test, replay_of_txn_batches_and_markers_gives_the_same_state)
   EXPECT_TRUE(fresh.find_group("g")->pending_txn_offsets.empty());
 }
 
+
+// Kafka 4.x GroupCoordinatorShard.onPartitionsDeleted: a deleted topic's offsets go in every group, committed and
+// pending transactional ones, in one append; the groups stay; other topics' offsets and partitions past the
+// deleted topic's count are untouched.
+TEST_F(coordinator_test, a_deleted_topic_takes_its_offsets_with_it) {
+  commit(simple_commit("a", {part("gone", 0, 5), part("gone", 1, 6), part("kept", 0, 7)}));
+  commit(simple_commit("b", {part("gone", 1, 8)}));
+  txn_commit(txn("b", {part("gone", 0, 9), part("kept", 1, 10)}));
+  commit(simple_commit("c", {part("gone", 3, 11)}));  // beyond the 2 partitions deleted: stays
+  const int appends_before = log.appends;
+  const size_t records_before = log.records().size();
+
+  EXPECT_EQ(gc->on_partitions_deleted("gone", 2), 4u);
+  log.pump(gc.get());
+  EXPECT_EQ(log.appends, appends_before + 1) << "one batch";
+  ASSERT_EQ(log.records().size(), records_before + 4);
+  std::vector<bytes> keys;
+  for (size_t i = records_before; i < log.records().size(); ++i) {
+    EXPECT_FALSE(log.records()[i].value.has_value());
+    keys.push_back(log.records()[i].key);
+  }
+  // Committed ones first (groups in order), then the pending transactional one.
+  EXPECT_EQ(keys, (std::vector<bytes>{encode_key(offset_commit_key{"a", "gone", 0}), encode_key(offset_commit_key{"a", "gone", 1}),
+                                      encode_key(offset_commit_key{"b", "gone", 1}), encode_key(offset_commit_key{"b", "gone", 0})}));
+
+  auto a = gc->offset_fetch("a", std::nullopt);
+  ASSERT_EQ(a.partitions.size(), 1u);
+  EXPECT_EQ(a.partitions[0].tp, (topic_partition{"kept", 0}));
+  EXPECT_TRUE(gc->offset_fetch("b", std::nullopt).partitions.empty());
+  EXPECT_EQ(gc->find_group("b")->pending_txn_offsets.at(kPid).size(), 1u) << "kept-1 still pending";
+  EXPECT_EQ(gc->offset_fetch("c", std::nullopt).partitions.size(), 1u);
+  EXPECT_EQ(gc->describe_group("b").state, "Empty") << "the group stays";
+
+  marker(kPid, true);
+  auto b = gc->offset_fetch("b", std::nullopt);
+  ASSERT_EQ(b.partitions.size(), 1u);
+  EXPECT_EQ(b.partitions[0].tp, (topic_partition{"kept", 1})) << "the commit marker brings no deleted offset back";
+
+  EXPECT_EQ(gc->on_partitions_deleted("gone", 2), 0u) << "nothing left to delete";
+  EXPECT_EQ(gc->on_partitions_deleted("unknown", 4), 0u);
+
+  group_coordinator fresh(-1, config, clock);
+  log.load(fresh);
+  EXPECT_EQ(fresh.offset_fetch("a", std::nullopt).partitions.size(), 1u);
+  EXPECT_EQ(fresh.offset_fetch("b", std::nullopt).partitions.size(), 1u);
+  EXPECT_EQ(fresh.on_partitions_deleted("kept", 2), 2u);
+}
+
 }  // namespace
 }  // namespace sluice::groups::test
