@@ -51,6 +51,7 @@ group_service::group_service(const broker_config& config, topic_registry& topics
 void group_service::start() { (void)runtime_.load(); }
 
 std::unique_ptr<groups::group_coordinator> group_service::make_coordinator(shard& s) {
+  s.writer->set_base_sequence(0);  // as Kafka's CoordinatorRuntime stamps __consumer_offsets batches
   return std::make_unique<groups::group_coordinator>(s.part->index(), group_config_, clock_);
 }
 

@@ -25,9 +25,10 @@ void internal_writer::append(const std::vector<internal_record>& records, const 
                              std::function<void(protocol::error_code, int64_t base_offset)> done) {
   storage::record_batch_builder builder;
   if (producer) {
-    // Kafka's coordinators write a transactional batch with the producer's id and epoch and NO_SEQUENCE.
-    builder.set_producer(producer->producer_id, producer->producer_epoch, -1);
+    builder.set_producer(producer->producer_id, producer->producer_epoch, base_sequence_);
     builder.set_transactional();
+  } else if (base_sequence_ >= 0) {
+    builder.set_producer(-1, -1, base_sequence_);
   }
   const int64_t now = clock_.now_ms();
   for (const auto& r : records) {

@@ -66,17 +66,24 @@ class internal_writer {
   void append(const std::vector<internal_record>& records, std::function<void(protocol::error_code)> done);
   /// The same, also telling `done` the base offset the batch was written at (-1 when it was not written), so the
   /// shard can replay each record with its offset. With `producer`, the batch is transactional, stamped with
-  /// that producer id and epoch and RecordBatch.NO_SEQUENCE (-1), appended with the coordinator origin (the log
+  /// that producer id and epoch (and the base sequence, set_base_sequence), appended with the coordinator origin (the log
   /// checks the epoch and opens the producer's transaction, no sequence check: Kafka's AppendOrigin.COORDINATOR).
   /// A stale epoch fails with INVALID_PRODUCER_EPOCH.
   void append(const std::vector<internal_record>& records, const std::optional<producer_stamp>& producer,
               std::function<void(protocol::error_code, int64_t base_offset)> done);
+
+  /// The base sequence every batch is stamped with, with or without a producer (default -1, NO_SEQUENCE, as Kafka's
+  /// transaction coordinator writes __transaction_state). Kafka's CoordinatorRuntime, which writes
+  /// __consumer_offsets, stamps 0 (its MemoryRecordsBuilder's baseSequence); the records then carry sequences
+  /// 0, 1, ... Only the batch header differs, not its size.
+  void set_base_sequence(int32_t base_sequence) { base_sequence_ = base_sequence; }
 
  private:
   std::shared_ptr<partition> part_;
   sluice::clock& clock_;
   int64_t commit_timeout_ms_;
   std::function<int32_t()> min_insync_replicas_;
+  int32_t base_sequence_ = -1;
 };
 
 /// What replay_log calls: `record` for each keyed record of an uncompressed data batch, with its offset and its

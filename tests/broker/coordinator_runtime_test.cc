@@ -168,6 +168,40 @@ TEST_F(CoordinatorRuntimeTest, TimerFiresWhenTheClockReachesTheDeadlineNotBefore
   EXPECT_EQ(run(0, [](toy_shard& s) { return s.timer_runs; }), 2);
 }
 
+// Kafka's CoordinatorRuntime stamps __consumer_offsets batches with base sequence 0 and no producer
+// (group_service sets it); the default is NO_SEQUENCE, as __transaction_state is written.
+TEST_F(CoordinatorRuntimeTest, WriterStampsTheBaseSequenceItWasGiven) {
+  ASSERT_TRUE(runtime_->load());
+  drain();
+  auto p = part(0);
+  auto s = runtime_->slot_for(0);
+  std::vector<protocol::error_code> outcomes;
+  asio::post(s->strand(), [&] {
+    s->writer->append({{{'a'}, record_bytes{'1'}}}, [&](protocol::error_code e) { outcomes.push_back(e); });
+    s->writer->set_base_sequence(0);
+    s->writer->append({{{'b'}, record_bytes{'2'}}, {{'c'}, std::nullopt}},
+                      [&](protocol::error_code e) { outcomes.push_back(e); });
+  });
+  drain();
+  ASSERT_EQ(outcomes, (std::vector<protocol::error_code>{protocol::error_code::none, protocol::error_code::none}));
+  auto read = p->read_for_follower(0, 1 << 20, true);
+  ASSERT_TRUE(read.ok());
+  std::vector<uint8_t> buf(static_cast<size_t>(read->region.size));
+  ASSERT_EQ(::pread(read->region.file->fd(), buf.data(), buf.size(), read->region.position),
+            static_cast<ssize_t>(buf.size()));
+  auto first = storage::parse_record_batch_header(buf);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->base_sequence, -1);
+  EXPECT_EQ(first->producer_id, -1);
+  auto second = storage::parse_record_batch_header(std::span<const uint8_t>(buf).subspan(static_cast<size_t>(first->size_bytes())));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->base_sequence, 0);
+  EXPECT_EQ(second->producer_id, -1);
+  EXPECT_EQ(second->producer_epoch, -1);
+  EXPECT_FALSE(second->is_transactional());
+  EXPECT_EQ(second->base_offset, 1);
+}
+
 TEST_F(CoordinatorRuntimeTest, WriteCompletesWhenTheHighWatermarkPassesItOrTimesOut) {
   ASSERT_TRUE(runtime_->load());
   drain();
