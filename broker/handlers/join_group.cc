@@ -38,7 +38,10 @@ task<response> join_group(broker_services& svc, request_context& rc, protocol::j
   resp.error_code = to_kafka(result.error);
   resp.generation_id = result.generation_id;
   resp.protocol_type = result.protocol_type;
-  resp.protocol_name = version >= 7 ? result.protocol_name : std::optional<std::string>(result.protocol_name.value_or(""));
+  // Kafka's JoinGroupResponse(data, version): v0-6 cannot carry null, so "" stands for none; v7+ (nullable) sends a
+  // selected protocol named "" as null.
+  resp.protocol_name = result.protocol_name.value_or("");
+  if (version >= 7 && resp.protocol_name->empty()) resp.protocol_name = std::nullopt;
   resp.leader = result.leader;
   resp.skip_assignment = result.skip_assignment;
   resp.member_id = result.member_id;
