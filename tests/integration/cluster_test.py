@@ -11,6 +11,7 @@ Checks (issue "Cluster mode on ZooKeeper", acceptance 1-4, and the idempotence i
    one timeout per partition (Kafka's DelayedProduce covers the whole request);
  - CreateTopics with a manual replica assignment naming other brokers (valid: created as given; an unregistered
    broker: INVALID_REPLICA_ASSIGNMENT); OffsetCommit for a topic with no replica on the group's coordinator;
+   DeleteTopics of that topic removes those offsets on every coordinator (Kafka 4.x);
  - OffsetCommit waits for the ISR (offsets.commit.required.acks=-1): with both followers of the group's
    __consumer_offsets partition frozen, the commit is answered only after the leader drops them from the ISR;
  - with min.insync.replicas=2: one follower stopped, acks=all still works; two stopped: NOT_ENOUGH_REPLICAS
@@ -433,6 +434,41 @@ def topics_not_hosted_here(cluster, check):
                "some group is coordinated by a broker without a replica of " + topic)
 
 
+def deleted_topic_offsets(cluster, check):
+    """DeleteTopics of the topic topics_not_hosted_here committed to: every broker drops it from its view, and each
+    coordinator, whichever broker it is on, tombstones the groups' offsets for it (Kafka 4.x onPartitionsDeleted)."""
+    from confluent_kafka import Consumer, TopicPartition
+    topic = "rf1-on-broker-1"
+    groups = ["not-hosted-%d" % i for i in range(12)]
+    client = admin(cluster)  # kept alive until the result is in
+    fs = client.delete_topics([topic], operation_timeout=10)
+    fs[topic].result(timeout=30)
+
+    def committed_offsets():
+        out = {}
+        for g in groups:
+            c = Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": g, "enable.auto.commit": False})
+            try:
+                out[g] = c.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+            except Exception as e:  # noqa: BLE001
+                out[g] = repr(e)
+            finally:
+                c.close()
+        return out
+
+    last = {}
+
+    def all_gone():
+        last.update(committed_offsets())
+        return all(isinstance(o, int) and o < 0 for o in last.values())
+
+    try:
+        wait_until("the deleted topic's offsets gone from every group", all_gone, 60)
+    except RuntimeError:
+        check.true(False, "offsets of deleted %s still committed: %s" % (topic, last))
+    print("committed offsets of deleted %s: %s" % (topic, last))
+
+
 def java_string_hash(text):
     h = 0
     for ch in text:
@@ -509,6 +545,7 @@ def main():
         check_spread_and_znodes(cluster, check)
         acks_all_one_deadline(cluster, check)
         topics_not_hosted_here(cluster, check)
+        deleted_topic_offsets(cluster, check)
         commit_waits_for_isr(cluster, check)
         min_isr(cluster, check)
         failover_rounds(cluster, check, rounds)
