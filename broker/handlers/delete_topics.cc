@@ -44,9 +44,11 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
   // INVALID_REQUEST entry and is not deleted; a v6 entry must name exactly one of name and id.
   std::map<std::string, int> name_count;
   std::map<protocol::uuid, int> id_count;
+  // Only an entry that names one of the two counts towards that kind's duplicates: one naming both (refused
+  // below) counts towards neither.
   for (const auto& w : targets) {
-    if (w.name) ++name_count[*w.name];
-    if (!w.id.is_zero()) ++id_count[w.id];
+    if (w.name && w.id.is_zero()) ++name_count[*w.name];
+    if (!w.name && !w.id.is_zero()) ++id_count[w.id];
   }
   std::set<std::string> names_answered;
   std::set<protocol::uuid> ids_answered;
