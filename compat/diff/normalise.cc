@@ -100,6 +100,15 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
       });
     }
     for (auto& e : a) walk(e, key, maps, in_batch || holds_batches(key));
+    if (key == "members" && a.size() > 1) {
+      // N13, ties: members that carry the same besides their ids keep each broker's hash order, in which ids named
+      // earlier in the response (the leader, the member's own id) land at different places; once renamed, the ids
+      // decide between them.
+      std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
+        return std::make_pair(member_sort_key(x), boost::json::serialize(x)) <
+               std::make_pair(member_sort_key(y), boost::json::serialize(y));
+      });
+    }
     if (key == "partitions" && !a.empty() &&
         std::all_of(a.begin(), a.end(), [](const boost::json::value& e) { return e.is_int64(); })) {  // N12
       std::sort(a.begin(), a.end(),
