@@ -186,6 +186,7 @@ std::string signature(int16_t api, int16_t version, const std::string& path) {
 }  // namespace
 
 bool run_random(runner& run, const random_options& opt, random_totals& totals) {
+  run.compare_log_dir_growth(true);  // N14
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   std::vector<int16_t> keys;

@@ -107,6 +107,34 @@ boost::json::value runner::result_json(const exchange_result& r) {
   return r.body;
 }
 
+void runner::to_growth(boost::json::value& response, size_map& last) {
+  if (!response.is_object()) return;
+  auto* results = response.as_object().if_contains("results");
+  if (!results || !results->is_array()) return;
+  for (auto& dir : results->as_array()) {
+    auto* topics = dir.is_object() ? dir.as_object().if_contains("topics") : nullptr;
+    if (!topics || !topics->is_array()) continue;
+    for (auto& t : topics->as_array()) {
+      if (!t.is_object()) continue;
+      const auto* name = t.as_object().if_contains("name");
+      auto* parts = t.as_object().if_contains("partitions");
+      if (!name || !name->is_string() || !parts || !parts->is_array()) continue;
+      for (auto& p : parts->as_array()) {
+        if (!p.is_object()) continue;
+        auto& o = p.as_object();
+        const auto* index = o.if_contains("partition_index");
+        auto* size = o.if_contains("partition_size");
+        if (!index || !index->is_int64() || !size || !size->is_int64()) continue;
+        auto key = std::make_pair(std::string(name->as_string()), index->as_int64());
+        const int64_t now = size->as_int64();
+        auto it = last.find(key);
+        *size = now - (it == last.end() ? 0 : it->second);
+        last[key] = now;
+      }
+    }
+  }
+}
+
 step_report runner::exchange(int16_t api_key, int16_t version, const boost::json::value& kafka_req,
                              const boost::json::value& sluice_req, side_state& ks, side_state& ss,
                              const std::vector<std::string>& ignore, int timeout_ms, const frame_edit& edit,
@@ -135,6 +163,10 @@ step_report runner::exchange(int16_t api_key, int16_t version, const boost::json
   if (kr.no_response_expected && kr.how == outcome::response) rep.kafka_raw = "<no response (acks=0), connection kept>";
   if (sr.no_response_expected && sr.how == outcome::response) rep.sluice_raw = "<no response (acks=0), connection kept>";
   boost::json::value kn = rep.kafka_raw, sn = rep.sluice_raw;
+  if (log_dir_growth_ && api_key == 35) {
+    to_growth(kn, kafka_sizes_);
+    to_growth(sn, sluice_sizes_);
+  }
   normalise(kn, api_key, ks.maps, common_keys_);
   normalise(sn, api_key, ss.maps, common_keys_);
   const std::string api(protocol::api_name(api_key));

@@ -41,6 +41,11 @@ class runner {
   runner(broker_client& kafka, broker_client& sluice, std::vector<known_difference> known, int64_t base_ms)
       : kafka_(kafka), sluice_(sluice), known_(std::move(known)), base_ms_(base_ms) {}
 
+  /// N14 (the random mode): DescribeLogDirs `partition_size` compared as the growth since the previous listing of
+  /// the same partition by the same broker, so that a difference is reported where it arose and not again in
+  /// every later listing of all topics.
+  void compare_log_dir_growth(bool on) { log_dir_growth_ = on; }
+
   broker_client& kafka() { return kafka_; }
   broker_client& sluice() { return sluice_; }
   int64_t base_ms() const { return base_ms_; }
@@ -61,6 +66,11 @@ class runner {
                        const std::vector<known_difference>& extra_known = {});
 
  private:
+  using size_map = std::map<std::pair<std::string, int64_t>, int64_t>;  // (topic, partition) -> last size seen
+  /// N14: replaces each partition_size of a DescribeLogDirs answer by its growth since `last`, then records it.
+  static void to_growth(boost::json::value& response, size_map& last);
+  bool log_dir_growth_ = false;
+  size_map kafka_sizes_, sluice_sizes_;
   boost::json::value result_json(const exchange_result& r);
 
   broker_client& kafka_;
