@@ -116,11 +116,15 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     return last_entry[{topic_key(ft), ft.partitions[pi].partition}] == std::make_pair(ti, pi);
   };
 
+  // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
+  const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
+  const bool from_follower = replica_id >= 0;
+
   // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
-  // asked the replica manager about (request order), then those refused before: first every unknown topic id (its
-  // first pass), then unknown topics and partitions (its second pass), each in request order; consecutive partitions
-  // of one topic share a topic entry, also across those runs (KafkaApis.handleFetchRequest: "interesting", then
-  // "erroneous"; FetchResponse.of).
+  // asked the replica manager about (request order), then those refused before: for a consumer first every unknown
+  // topic id (its first pass), then unknown topics and partitions (its second pass); for a follower both in one
+  // pass; each in request order; consecutive partitions of one topic share a topic entry, also across those runs
+  // (KafkaApis.handleFetchRequest: "interesting", then "erroneous"; FetchResponse.of).
   enum class run { asked, unknown_id, refused };  // the answer's order
   struct resolved {
     size_t topic;  // index in req.topics
@@ -151,7 +155,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       if (!t) {
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
         pd.aborted_transactions.emplace();
-        where = version >= 13 ? run::unknown_id : run::refused;
+        where = version >= 13 && !from_follower ? run::unknown_id : run::refused;
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
         if (pd.error_code == error_code::unknown_topic_or_partition) {
@@ -199,9 +203,6 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     }
   }
 
-  // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
-  const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
-  const bool from_follower = replica_id >= 0;
   const int32_t min_bytes = req.min_bytes;
   // KIP-98: read_committed consumers read up to the last stable offset and get the aborted transactions.
   const bool read_committed = !from_follower && version >= 4 && req.isolation_level == 1;
