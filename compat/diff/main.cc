@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
       else if (a == "--time-limit") ropt.time_limit_s = std::stod(next());
       else if (a == "--stop-on-first") ropt.stop_on_first = true;
       else if (a == "--trace") ropt.trace = true;
+      else if (a == "--max-replays") ropt.max_replays = std::stoi(next());
       else return usage();
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
@@ -159,7 +160,8 @@ int main(int argc, char** argv) {
     const bool alive = run_random(run, ropt, rt);
     std::cout << "random: seeds " << ropt.seed << ".." << (rt.seeds_done ? rt.last_seed : ropt.seed) << " ("
               << rt.seeds_done << " complete), " << rt.requests << " requests, " << rt.differing
-              << " differing responses, " << rt.sluice_lost << " lost by Sluice only, "
+              << " differing responses, " << rt.timing << " not reproduced on replay (timing), " << rt.sluice_lost
+              << " lost by Sluice only, "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count() << " s"
               << (alive ? "" : ", SLUICE STOPPED ANSWERING") << "\n";
     unexplained += rt.unexplained;

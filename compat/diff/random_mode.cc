@@ -1,6 +1,7 @@
 #include "compat/diff/random_mode.h"
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <set>
@@ -183,73 +184,115 @@ std::string signature(int16_t api, int16_t version, const std::string& path) {
   return std::string(protocol::api_name(api)) + " v" + std::to_string(version) + " " + p;
 }
 
+
+/// One step of a seed's sequence, as run_sequence hands it over: the request's position (1-based), API, version,
+/// the generated request and both answers. Returns false to stop the sequence.
+using step_visitor = std::function<bool(int64_t n, int16_t key, int16_t version, const boost::json::value& req,
+                                        const step_report& rep)>;
+
+/// Runs up to `count` requests of `seed`'s sequence with topic and group names under `prefix` (its two topics made
+/// first), each through `visit`. The same seed gives the same requests under any prefix. Returns false when the
+/// setup failed (message in `error`).
+bool run_sequence(runner& run, const random_options& opt, uint64_t seed, const std::string& prefix, int64_t count,
+                  const std::function<bool()>& out_of_time, const step_visitor& visit, std::string& error) {
+  std::vector<int16_t> keys;
+  for (const auto& [k, r] : run.common()) keys.push_back(k);
+  pools p{std::mt19937_64(seed), prefix};
+  if (!create_topic_both(run, p.prefix + "-a", 3, {}, error) || !create_topic_both(run, p.prefix + "-b", 1, {}, error))
+    return false;
+  side_state ks, ss;
+  run.kafka().forget_ids();
+  run.sluice().forget_ids();
+  for (int64_t i = 0; i < count && !out_of_time(); ++i) {
+    const int16_t key = keys[p.pick(static_cast<int>(keys.size()))];
+    const auto [lo, hi] = run.common().at(key);
+    const int16_t version = static_cast<int16_t>(lo + p.pick(hi - lo + 1));
+    p.api = key;
+    p.version = version;
+    boost::json::value req;
+    protocol::visit_request_type(key, [&](auto tag) {
+      using req_t = typename decltype(tag)::type;
+      req = gen_struct<req_t>(p, version, 0);
+    });
+    step_report rep;
+    // Random requests stand alone: member and producer ids are renamed per response (N5, N6), so that one
+    // earlier difference (a member one broker added) does not shift every later name.
+    ks.maps = {};
+    ss.maps = {};
+    try {
+      const auto kq = run.substitute(req, p.prefix, ks, run.kafka());
+      const auto sq = run.substitute(req, p.prefix, ss, run.sluice());
+      rep = run.exchange(key, version, kq, sq, ks, ss, {}, opt.timeout_ms, {});
+    } catch (const std::exception& e) {
+      std::cout << "random: seed " << seed << " request " << i + 1 << ": ERROR " << e.what() << "\n";
+      continue;
+    }
+    // Kafka creates new partitions' logs a moment after CreateTopics/CreatePartitions answer (the controller's
+    // metadata reaches the broker asynchronously; Sluice creates them before answering): after a creation that
+    // succeeded on Kafka, give it that moment before the next request (bounded: 300 ms).
+    if ((key == 19 || key == 37) && !(req.as_object().contains("validate_only") && req.at("validate_only") == true) &&
+        rep.kafka_raw.is_object() && boost::json::serialize(rep.kafka_raw).find("\"error_code\":\"NONE\"") != std::string::npos)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (!visit(i + 1, key, version, req, rep)) break;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool run_random(runner& run, const random_options& opt, random_totals& totals) {
   run.compare_log_dir_growth(true);  // N14
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::vector<int16_t> keys;
-  for (const auto& [k, r] : run.common()) keys.push_back(k);
+  auto out_of_time = [&] { return elapsed() >= opt.time_limit_s; };
   std::set<std::string> seen;
   int lost_in_a_row = 0;
-  for (int64_t si = 0; si < opt.seeds && elapsed() < opt.time_limit_s; ++si) {
-    const uint64_t seed = opt.seed + static_cast<uint64_t>(si);
-    pools p{std::mt19937_64(seed), "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000)};
+  int replays = 0;
+  bool stopped = false;  // Sluice refuses connections
+  // A difference the seed's sequence does not give again, on fresh names against the same brokers, was a race with
+  // a real-time deadline (a member's session or a rebalance timeout ending within milliseconds of the request on
+  // one broker and not yet on the other): replays its first `n` requests and tells whether request n differs again.
+  auto reproduces = [&](uint64_t seed, int64_t n) {
+    ++replays;
+    const std::string prefix =
+        "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000) + "-p" + std::to_string(replays);
+    bool differs = true;  // a replay that cannot run proves nothing
     std::string error;
-    if (!create_topic_both(run, p.prefix + "-a", 3, {}, error) || !create_topic_both(run, p.prefix + "-b", 1, {}, error)) {
-      std::cout << "random: seed " << seed << ": setup failed: " << error << "\n";
-      return false;
-    }
-    side_state ks, ss;
-    run.kafka().forget_ids();
-    run.sluice().forget_ids();
-    for (int64_t i = 0; i < opt.count && elapsed() < opt.time_limit_s; ++i) {
-      const int16_t key = keys[p.pick(static_cast<int>(keys.size()))];
-      const auto [lo, hi] = run.common().at(key);
-      const int16_t version = static_cast<int16_t>(lo + p.pick(hi - lo + 1));
-      p.api = key;
-      p.version = version;
-      boost::json::value req;
-      protocol::visit_request_type(key, [&](auto tag) {
-        using req_t = typename decltype(tag)::type;
-        req = gen_struct<req_t>(p, version, 0);
-      });
-      step_report rep;
-      // Random requests stand alone: member and producer ids are renamed per response (N5, N6), so that one
-      // earlier difference (a member one broker added) does not shift every later name.
-      ks.maps = {};
-      ss.maps = {};
-      try {
-        const auto kq = run.substitute(req, p.prefix, ks, run.kafka());
-        const auto sq = run.substitute(req, p.prefix, ss, run.sluice());
-        rep = run.exchange(key, version, kq, sq, ks, ss, {}, opt.timeout_ms, {});
-      } catch (const std::exception& e) {
-        std::cout << "random: seed " << seed << " request " << i + 1 << ": ERROR " << e.what() << "\n";
-        continue;
-      }
+    run_sequence(run, opt, seed, prefix, n, out_of_time,
+                 [&](int64_t i, int16_t, int16_t, const boost::json::value&, const step_report& rep) {
+                   if (i == n) differs = !rep.unexplained.empty();
+                   return true;
+                 },
+                 error);
+    return differs;
+  };
+  for (int64_t si = 0; si < opt.seeds && !out_of_time() && !stopped; ++si) {
+    const uint64_t seed = opt.seed + static_cast<uint64_t>(si);
+    const std::string prefix = "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000);
+    std::string error;
+    auto visit = [&](int64_t n, int16_t key, int16_t version, const boost::json::value& req, const step_report& rep) {
       ++totals.requests;
-      // Kafka creates new partitions' logs a moment after CreateTopics/CreatePartitions answer (the controller's
-      // metadata reaches the broker asynchronously; Sluice creates them before answering): after a creation that
-      // succeeded on Kafka, give it that moment before the next request (bounded: 300 ms).
-      if ((key == 19 || key == 37) && !(req.as_object().contains("validate_only") && req.at("validate_only") == true) &&
-          rep.kafka_raw.is_object() && boost::json::serialize(rep.kafka_raw).find("\"error_code\":\"NONE\"") != std::string::npos)
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
       if (opt.trace)
-        std::cout << "trace: #" << i + 1 << " " << protocol::api_name(key) << " v" << version << " "
+        std::cout << "trace: #" << n << " " << protocol::api_name(key) << " v" << version << " "
                   << boost::json::serialize(req) << "\n  kafka:  " << boost::json::serialize(rep.kafka_raw).substr(0, 1500)
                   << "\n  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 1500) << "\n";
       const bool sluice_lost = rep.sluice_raw.is_string() && !rep.kafka_raw.is_string();
       if (sluice_lost) ++totals.sluice_lost;
       lost_in_a_row = rep.sluice_raw == "<connect failed>" ? lost_in_a_row + 1 : 0;
       if (!rep.unexplained.empty()) {
-        ++totals.differing;
-        totals.unexplained += static_cast<int64_t>(rep.unexplained.size());
+        const bool timing = !sluice_lost && replays < opt.max_replays && !reproduces(seed, n);
+        if (timing) {
+          ++totals.timing;
+        } else {
+          ++totals.differing;
+          totals.unexplained += static_cast<int64_t>(rep.unexplained.size());
+        }
         bool fresh = false;
         for (const auto& d : rep.unexplained) fresh = seen.insert(signature(key, version, d.path)).second || fresh;
-        if (fresh || opt.verbose) {
-          std::cout << "random: difference: seed " << seed << " request " << i + 1 << " (replay: --random --seed "
-                    << seed << " --count " << i + 1 << ") " << protocol::api_name(key) << " v" << version << "\n";
+        if (fresh || opt.verbose || timing) {
+          std::cout << "random: " << (timing ? "not reproduced on replay (timing)" : "difference") << ": seed " << seed
+                    << " request " << n << " (replay: --random --seed " << seed << " --count " << n << ") "
+                    << protocol::api_name(key) << " v" << version << "\n";
           std::cout << "  request: " << boost::json::serialize(req) << "\n";
           for (const auto& d : rep.unexplained)
             std::cout << "  " << d.path << ": kafka=" << d.kafka << " sluice=" << d.sluice << "\n";
@@ -258,13 +301,21 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
             std::cout << "  sluice: " << boost::json::serialize(rep.sluice_raw).substr(0, 3000) << "\n";
           }
         }
-        if (opt.stop_on_first) return true;
+        if (opt.stop_on_first && !timing) return false;
       }
       if (lost_in_a_row >= 3) {
-        std::cout << "random: Sluice refuses connections (crashed?) at seed " << seed << " request " << i + 1 << "\n";
+        std::cout << "random: Sluice refuses connections (crashed?) at seed " << seed << " request " << n << "\n";
+        stopped = true;
         return false;
       }
+      return true;
+    };
+    if (!run_sequence(run, opt, seed, prefix, opt.count, out_of_time, visit, error)) {
+      std::cout << "random: seed " << seed << ": setup failed: " << error << "\n";
+      return false;
     }
+    if (stopped) return false;
+    if (opt.stop_on_first && totals.differing > 0) return true;
     ++totals.seeds_done;
     totals.last_seed = seed;
   }

@@ -17,6 +17,8 @@ struct random_options {
   bool verbose = false;
   bool trace = false;  // print every request and both raw responses
   int timeout_ms = 3000;
+  /// Differing responses replayed to tell a deadline race from a bug (run_random): at most this many per run.
+  int max_replays = 20;
 };
 
 struct random_totals {
@@ -24,6 +26,7 @@ struct random_totals {
   int64_t differing = 0;     // requests whose normalised responses differ (not only known differences)
   int64_t unexplained = 0;   // differing fields
   int64_t sluice_lost = 0;   // Sluice closed the connection or did not answer while Kafka answered
+  int64_t timing = 0;        // differing responses that a replay of their seed on fresh names did not give again
   int64_t seeds_done = 0;
   uint64_t last_seed = 0;
 };
