@@ -238,13 +238,13 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
     next->erase(name);
     publish(std::move(next));
   }
-  if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
   auto drop_op = drop_local(t);  // not inside co_await: GCC 12
   co_await std::move(drop_op);
   co_return kafka_error{};
 }
 
 asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t) {
+  if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
   // Close each log on its own strand so no append or read is running on it, then delete the files.
   for (const auto& p : t->partitions) {
     if (!p) continue;
@@ -345,7 +345,6 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
   }
   for (auto& t : dropped) {
     log::info("topic {} is gone from the cluster: deleting its local logs", t->name);
-    if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
     asio::co_spawn(executor_, drop_local(t), asio::detached);
   }
   std::lock_guard lock(snapshot_waiters_mutex_);

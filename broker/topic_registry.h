@@ -106,7 +106,8 @@ class topic_registry {
 
   /// Called with the name and partition count of every topic this registry drops (single node: remove(); cluster
   /// mode: a topic gone from the snapshot, or deleted and created again under its name), after it left the
-  /// lookups, from the thread that dropped it. Set once, before the first remove() or sync().
+  /// lookups, as its logs are dropped (drop_local, on the registry's executor). Set once, before the first remove()
+  /// or sync().
   using deleted_listener = std::function<void(const std::string& name, int32_t partition_count)>;
   void on_deleted(deleted_listener listener) { on_deleted_ = std::move(listener); }
 

@@ -11,6 +11,11 @@ namespace sluice::groups {
 
 namespace {
 
+/// The tombstone of one committed offset (OffsetCommitKey, no value).
+group_record offset_tombstone(const std::string& group_id, const topic_partition& tp) {
+  return {encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt};
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -158,7 +163,7 @@ coordinator_result<offset_delete_result> group_coordinator::offset_delete(const 
   // offsets stays, and goes at the next retention check (offsets.retention.check.interval.ms).
   std::vector<group_record> records;
   for (const auto& tp : removed) {
-    records.push_back({encode_key(offset_commit_key{g->id, tp.topic, tp.partition}), std::nullopt});
+    records.push_back(offset_tombstone(g->id, tp));
   }
   result.records = std::move(records);
   if (result.records.empty()) return result;
@@ -177,9 +182,6 @@ size_t group_coordinator::on_partitions_deleted(const std::string& topic, int32_
     return tp.topic == topic && tp.partition >= 0 && tp.partition < partition_count;
   };
   std::vector<group_record> records;
-  auto tombstone = [&](const std::string& group_id, const topic_partition& tp) {
-    records.push_back({encode_key(offset_commit_key{group_id, tp.topic, tp.partition}), std::nullopt});
-  };
   // Kafka's order: the committed offsets of every group, then each open transaction's pending ones.
   for (const auto& [id, g] : groups_) {
     if (g->is(group_state::dead)) continue;
@@ -188,13 +190,13 @@ size_t group_coordinator::on_partitions_deleted(const std::string& topic, int32_
       if (deleted(tp)) committed.insert(tp);
     for (const auto& [tp, n] : g->pending_offset_commits)
       if (deleted(tp)) committed.insert(tp);
-    for (const auto& tp : committed) tombstone(id, tp);
+    for (const auto& tp : committed) records.push_back(offset_tombstone(id, tp));
   }
   for (const auto& [id, g] : groups_) {
     if (g->is(group_state::dead)) continue;
     for (const auto& [pid, offsets] : g->pending_txn_offsets)
       for (const auto& [tp, c] : offsets)
-        if (deleted(tp)) tombstone(id, tp);
+        if (deleted(tp)) records.push_back(offset_tombstone(id, tp));
   }
   const size_t n = records.size();
   if (n == 0) return 0;
@@ -210,7 +212,7 @@ std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<gr
                                                         const std::vector<topic_partition>& removed, bool* deleted) {
   std::vector<group_record> records;
   for (const auto& tp : removed) {
-    records.push_back({encode_key(offset_commit_key{g->id, tp.topic, tp.partition}), std::nullopt});
+    records.push_back(offset_tombstone(g->id, tp));
   }
   // Kafka 4.x cleanupExpiredOffsets: a group with open transactions' offsets is not removed.
   const bool offsets_left =

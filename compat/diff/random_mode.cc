@@ -184,7 +184,6 @@ std::string signature(int16_t api, int16_t version, const std::string& path) {
   return std::string(protocol::api_name(api)) + " v" + std::to_string(version) + " " + p;
 }
 
-
 /// One step of a seed's sequence, as run_sequence hands it over: the request's position (1-based), API, version,
 /// the generated request and both answers. Returns false to stop the sequence.
 using step_visitor = std::function<bool(int64_t n, int16_t key, int16_t version, const boost::json::value& req,
@@ -245,6 +244,10 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto out_of_time = [&] { return elapsed() >= opt.time_limit_s; };
+  // A seed's topic and group names: r<seed>-<run> (the run's start time keeps runs on the same brokers apart).
+  auto seed_prefix = [&](uint64_t seed) {
+    return "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000);
+  };
   std::set<std::string> seen;
   int lost_in_a_row = 0;
   int replays = 0;
@@ -254,8 +257,7 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
   // one broker and not yet on the other): replays its first `n` requests and tells whether request n differs again.
   auto reproduces = [&](uint64_t seed, int64_t n) {
     ++replays;
-    const std::string prefix =
-        "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000) + "-p" + std::to_string(replays);
+    const std::string prefix = seed_prefix(seed) + "-p" + std::to_string(replays);
     bool differs = true;  // a replay that cannot run proves nothing
     std::string error;
     run_sequence(run, opt, seed, prefix, n, out_of_time,
@@ -268,7 +270,7 @@ bool run_random(runner& run, const random_options& opt, random_totals& totals) {
   };
   for (int64_t si = 0; si < opt.seeds && !out_of_time() && !stopped; ++si) {
     const uint64_t seed = opt.seed + static_cast<uint64_t>(si);
-    const std::string prefix = "r" + std::to_string(seed) + "-" + std::to_string(run.base_ms() % 100000);
+    const std::string prefix = seed_prefix(seed);
     std::string error;
     auto visit = [&](int64_t n, int16_t key, int16_t version, const boost::json::value& req, const step_report& rep) {
       ++totals.requests;
