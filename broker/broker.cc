@@ -110,9 +110,10 @@ result<void> broker::start() {
       txns->on_leadership_change(p, leader);
     });
   }
+  credentials_ = std::make_unique<security::credential_store>(*store_);
   services_ = std::unique_ptr<broker_services>(new broker_services{config_, *topics_, *view_, *groups_, *txns_, *producer_ids_,
                                                                    *faults_, system_clock::instance(),
-                                                                   store_->cluster_id(), replicas_.get()});
+                                                                   *credentials_, store_->cluster_id(), replicas_.get()});
   dispatcher_ = std::make_unique<dispatcher>(*services_);
   if (!cluster_mode_) {
     groups_->start();  // replays __consumer_offsets if it exists
@@ -125,10 +126,26 @@ result<void> broker::start() {
     // Listening first, so that followers and clients can connect as soon as the registration is seen.
     coordination::broker_registration self;
     self.id = config_.broker_id;
-    const auto& ep = config_.advertised_listeners.empty() ? config_.listeners.front() : config_.advertised_listeners.front();
-    self.host = ep.host.empty() ? "localhost" : ep.host;
-    self.port = ep.port != 0 ? ep.port : (server_->local_endpoints().empty() ? 0 : server_->local_endpoints().front().port());
-    self.listener_name = ep.listener_name;
+    // Every advertised listener, the inter-broker one first (replication connects to the first endpoint).
+    for (const auto& ep : config_.advertised_listeners) {
+      coordination::listener_endpoint e;
+      e.listener_name = ep.listener_name;
+      e.host = ep.host.empty() ? "localhost" : ep.host;
+      e.port = ep.port != 0 ? ep.port : server_->local_port(ep.listener_name);
+      e.security_protocol = security_protocol_of(config_.values, ep.listener_name);
+      if (ep.listener_name == config_.inter_broker_listener_name) self.endpoints.insert(self.endpoints.begin(), e);
+      else self.endpoints.push_back(e);
+    }
+    if (self.endpoints.empty() || self.endpoints.front().listener_name != config_.inter_broker_listener_name)
+      return error{base_errc::failed, "advertised.listeners must include the inter-broker listener " + config_.inter_broker_listener_name};
+    if (self.endpoints.front().security_protocol != "PLAINTEXT")
+      return error{base_errc::failed, "the inter-broker listener " + config_.inter_broker_listener_name + " uses " +
+                                          self.endpoints.front().security_protocol +
+                                          ": Sluice brokers replicate over PLAINTEXT only (for now); name a PLAINTEXT "
+                                          "listener in inter.broker.listener.name"};
+    self.host = self.endpoints.front().host;
+    self.port = self.endpoints.front().port;
+    self.listener_name = self.endpoints.front().listener_name;
     if (auto it = config_.values.find("broker.rack"); it != config_.values.end() && !it->second.empty()) self.rack = it->second;
     if (auto r = view_->start(self); !r) return error{base_errc::failed, "cannot register broker " + std::to_string(self.id) + " in ZooKeeper: " + r.err().message};
     replicas_->start();

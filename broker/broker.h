@@ -17,6 +17,7 @@
 #include "broker/dispatcher.h"
 #include "broker/topic_registry.h"
 #include "broker/replication/replica_manager.h"
+#include "broker/security/credential_store.h"
 #include "coordination/cluster_store.h"
 #include "coordination/cluster_view.h"
 #include "storage/log_manager.h"
@@ -53,6 +54,7 @@ class broker {
   boost::asio::signal_set signals_;
   /// Single node: an embedded_store; cluster mode: a zk_cluster. Both are store and view at once.
   std::unique_ptr<coordination::cluster_store> store_;
+  std::unique_ptr<security::credential_store> credentials_;  // over store_
   coordination::cluster_view* view_ = nullptr;  // the same object as store_
   bool cluster_mode_ = false;
   std::unique_ptr<replica_manager> replicas_;

@@ -14,6 +14,9 @@ class txn_service;
 class producer_id_manager;
 class fault_injector;
 class replica_manager;
+namespace security {
+class credential_store;
+}
 
 /// The broker's services as handlers see them. Every member outlives every connection (the broker keeps them
 /// until the process exits). Handlers take what they need and nothing reaches them through globals.
@@ -26,6 +29,7 @@ struct broker_services {
   producer_id_manager& producer_ids;  // InitProducerId (broker/producer_id_manager.h)
   fault_injector& faults;             // test hooks (broker/fault_injection.h), off unless configured
   sluice::clock& clock;
+  security::credential_store& credentials;  // SCRAM users (broker/security/credential_store.h)
   std::string cluster_id;
   /// Cluster mode only: roles, fetchers, ISR changes (broker/replication/). Null on a single node, where the
   /// ISR is always this broker and nothing replicates.

@@ -1,5 +1,10 @@
 #include "broker/config.h"
 
+#include <algorithm>
+#include <cctype>
+
+#include "broker/session.h"
+
 #include <charconv>
 #include <functional>
 #include <optional>
@@ -100,13 +105,40 @@ const std::map<std::string, std::string>& defaults() {
       {"log.roll.jitter.ms", ""},  // null in Kafka: segment.jitter.ms' default (0) applies
       {"log.segment.delete.delay.ms", "60000"},
       {"log.cleaner.delete.retention.ms", "86400000"},
+      // security (issue #17): Kafka's keys and defaults (BrokerSecurityConfigs, SslConfigs, SaslConfigs).
+      // Each ssl.* and sasl.* key may also be given per listener as listener.name.<listener>.<key>.
+      {"listener.security.protocol.map", "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"},
+      {"inter.broker.listener.name", ""},
+      {"security.inter.broker.protocol", "PLAINTEXT"},
+      {"ssl.keystore.type", "JKS"},
+      {"ssl.keystore.location", ""},
+      {"ssl.keystore.password", ""},
+      {"ssl.key.password", ""},
+      {"ssl.keystore.certificate.chain", ""},
+      {"ssl.keystore.key", ""},
+      {"ssl.truststore.type", "JKS"},
+      {"ssl.truststore.location", ""},
+      {"ssl.truststore.password", ""},
+      {"ssl.truststore.certificates", ""},
+      {"ssl.client.auth", "none"},
+      {"ssl.enabled.protocols", "TLSv1.2,TLSv1.3"},
+      {"ssl.protocol", "TLSv1.3"},
+      {"ssl.cipher.suites", ""},
+      {"ssl.principal.mapping.rules", "DEFAULT"},
+      {"ssl.endpoint.identification.algorithm", "https"},
+      {"sasl.enabled.mechanisms", "GSSAPI"},
+      {"sasl.mechanism.inter.broker.protocol", "GSSAPI"},
+      {"sasl.jaas.config", ""},
+      {"sasl.server.max.receive.size", "524288"},
+      {"connections.max.reauth.ms", "0"},
+      {"connection.failed.authentication.delay.ms", "100"},
   };
   return d;
 }
 
 /// KafkaConfig's types of the known keys (DescribeConfigs config_type); keys Kafka does not have get ours.
 int8_t type_of(const std::string& key) {
-  constexpr int8_t B = 1, S = 2, I = 3, H = 4, L = 5, D = 6, LIST = 7;
+  constexpr int8_t B = 1, S = 2, I = 3, H = 4, L = 5, D = 6, LIST = 7, P = 8;  // P: PASSWORD (sensitive)
   static const std::map<std::string, int8_t> types = {
       {"broker.id", I}, {"listeners", LIST}, {"advertised.listeners", LIST}, {"log.dirs", LIST}, {"log.dir", LIST},
       {"num.partitions", I}, {"default.replication.factor", I}, {"auto.create.topics.enable", B},
@@ -135,6 +167,15 @@ int8_t type_of(const std::string& key) {
       {"log.flush.offset.checkpoint.interval.ms", I}, {"log.flush.scheduler.interval.ms", L},
       {"unclean.leader.election.enable", B}, {"log.preallocate", B}, {"log.index.size.max.bytes", I},
       {"log.roll.jitter.ms", L}, {"log.segment.delete.delay.ms", L}, {"log.cleaner.delete.retention.ms", L},
+      {"listener.security.protocol.map", S}, {"inter.broker.listener.name", S}, {"security.inter.broker.protocol", S},
+      {"ssl.keystore.type", S}, {"ssl.keystore.location", S}, {"ssl.keystore.password", P}, {"ssl.key.password", P},
+      {"ssl.keystore.certificate.chain", P}, {"ssl.keystore.key", P}, {"ssl.truststore.type", S},
+      {"ssl.truststore.location", S}, {"ssl.truststore.password", P}, {"ssl.truststore.certificates", P},
+      {"ssl.client.auth", S}, {"ssl.enabled.protocols", LIST}, {"ssl.protocol", S}, {"ssl.cipher.suites", LIST},
+      {"ssl.principal.mapping.rules", S}, {"ssl.endpoint.identification.algorithm", S},
+      {"sasl.enabled.mechanisms", LIST}, {"sasl.mechanism.inter.broker.protocol", S}, {"sasl.jaas.config", P},
+      {"sasl.server.max.receive.size", I}, {"connections.max.reauth.ms", L},
+      {"connection.failed.authentication.delay.ms", I},
   };
   auto it = types.find(key);
   return it == types.end() ? S : it->second;
@@ -184,11 +225,11 @@ result<std::vector<endpoint>> parse_listeners(const std::string& text) {
     if (ec != std::errc() || ptr != port.data() + port.size() || p < 0 || p > 65535)
       return config_error("listener '" + item + "' has an invalid port");
     ep.port = static_cast<uint16_t>(p);
-    if (ep.listener_name != "PLAINTEXT")
-      return config_error("listener '" + item + "': only PLAINTEXT listeners are supported");
+    if (ep.listener_name.empty()) return config_error("listener '" + item + "' has no name");
+    for (char& ch : ep.listener_name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     for (const auto& other : out)
-      if (other.listener_name == ep.listener_name && other.host == ep.host && other.port == ep.port)
-        return config_error("listener '" + item + "' is listed twice");
+      if (other.listener_name == ep.listener_name)
+        return config_error("listener '" + item + "': each listener must have a different name");
     out.push_back(std::move(ep));
   }
   return out;
@@ -316,6 +357,10 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   broker_config c;
   std::map<std::string, std::string> v = defaults();
   auto apply = [&](const std::string& k, const std::string& val) {
+    if (k.starts_with("listener.name.")) {  // per-listener overrides (Kafka's ListenerName.configPrefix)
+      c.listener_values[k] = val;
+      return;
+    }
     if (!v.contains(k)) {
       if (std::find(c.unknown_keys.begin(), c.unknown_keys.end(), k) == c.unknown_keys.end()) c.unknown_keys.push_back(k);
       return;
@@ -422,6 +467,36 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   }
   for (auto& ep : c.advertised_listeners)
     if (ep.host.empty() || ep.host == "0.0.0.0" || ep.host == "::") ep.host = "localhost";
+  for (const auto& ep : c.advertised_listeners) {
+    if (std::none_of(c.listeners.begin(), c.listeners.end(), [&](const endpoint& l) { return l.listener_name == ep.listener_name; }))
+      return config_error("advertised.listeners names " + ep.listener_name + ", which is not one of listeners");
+  }
+  // Every listener needs a security protocol (Kafka: "No security protocol defined for listener X").
+  for (const auto& ep : c.listeners) {
+    const std::string protocol = security_protocol_of(v, ep.listener_name);
+    if (protocol.empty())
+      return config_error("no security protocol defined for listener " + ep.listener_name +
+                          " (listener.security.protocol.map)");
+    if (protocol != "PLAINTEXT" && protocol != "SSL" && protocol != "SASL_PLAINTEXT" && protocol != "SASL_SSL")
+      return config_error("listener " + ep.listener_name + ": unknown security protocol " + protocol +
+                          " (expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)");
+  }
+  {
+    // Kafka: inter.broker.listener.name and security.inter.broker.protocol are exclusive; the listener must exist.
+    const bool named = c.explicit_keys.contains("inter.broker.listener.name") && !v["inter.broker.listener.name"].empty();
+    if (named && c.explicit_keys.contains("security.inter.broker.protocol"))
+      return config_error("only one of inter.broker.listener.name and security.inter.broker.protocol should be set");
+    std::string name = named ? v["inter.broker.listener.name"] : v["security.inter.broker.protocol"];
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const bool found = std::any_of(c.listeners.begin(), c.listeners.end(), [&](const endpoint& l) { return l.listener_name == name; });
+    if (found) {
+      c.inter_broker_listener_name = name;
+    } else if (named || c.explicit_keys.contains("security.inter.broker.protocol")) {
+      return config_error("inter.broker.listener.name " + name + " must be one of listeners");
+    } else {
+      c.inter_broker_listener_name = c.listeners.front().listener_name;  // a single SSL listener, say
+    }
+  }
 
   std::string dirs = v["log.dirs"].empty() ? v["log.dir"] : v["log.dirs"];
   std::stringstream ds(dirs);
@@ -449,7 +524,33 @@ std::optional<std::string> broker_config_default(const std::string& key) {
   return it->second;
 }
 
-int8_t broker_config_type(const std::string& key) { return type_of(key); }
+int8_t broker_config_type(const std::string& key) {
+  const int8_t t = type_of(key);
+  return t == 8 ? 9 : t;  // KIP-569 numbers PASSWORD 9 (CLASS 8)
+}
+
+bool broker_config_sensitive(const std::string& key) { return type_of(key) == 8; }
+
+std::string listener_config(const broker_config& config, const std::string& listener, const std::string& key) {
+  std::string lower = listener;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (auto it = config.listener_values.find("listener.name." + lower + "." + key); it != config.listener_values.end())
+    return it->second;
+  if (auto it = config.values.find(key); it != config.values.end()) return it->second;
+  return {};
+}
+
+bool listener_config_set(const broker_config& config, const std::string& listener, const std::string& key) {
+  std::string lower = listener;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return config.listener_values.contains("listener.name." + lower + "." + key) || config.explicit_keys.contains(key);
+}
+
+const endpoint* advertised_endpoint(const broker_config& config, const std::string& listener) {
+  for (const auto& ep : config.advertised_listeners)
+    if (ep.listener_name == listener) return &ep;
+  return nullptr;
+}
 
 int64_t config_long(const broker_config& config, const std::string& key, int64_t fallback) {
   auto it = config.values.find(key);

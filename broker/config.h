@@ -56,8 +56,15 @@ struct broker_config {
   double test_fault_produce_drop_response_rate = 0; // sluice.test.fault.produce.drop.response.rate (TEST HOOK)
   uint64_t test_fault_seed = 1;                     // sluice.test.fault.seed (TEST HOOK)
 
+  /// The listener inter-broker traffic uses (inter.broker.listener.name, else the listener named by
+  /// security.inter.broker.protocol, else the first listener).
+  std::string inter_broker_listener_name = "PLAINTEXT";
+
   /// Every known key with its effective value as text (for DescribeConfigs and the log at start).
   std::map<std::string, std::string> values;
+  /// Per-listener keys as given: "listener.name.<lowercase listener>.<key>" -> value (Kafka's
+  /// ListenerName.configPrefix; read through listener_config).
+  std::map<std::string, std::string> listener_values;
   /// Known keys set by the config file or an override (not left at their default).
   std::set<std::string> explicit_keys;
   /// Keys given that are not known; logged at start, not fatal.
@@ -75,6 +82,19 @@ std::optional<std::string> broker_config_default(const std::string& key);
 /// The DescribeConfigs ConfigType (KIP-569: BOOLEAN 1, STRING 2, INT 3, SHORT 4, LONG 5, DOUBLE 6, LIST 7) of a
 /// known broker key, Kafka's KafkaConfig type where Kafka has the key; STRING for an unknown key.
 int8_t broker_config_type(const std::string& key);
+
+/// Whether a known key is a PASSWORD-type key (ssl.keystore.key, sasl.jaas.config, ...): DescribeConfigs reports
+/// it with a null value and is_sensitive, as Kafka.
+bool broker_config_sensitive(const std::string& key);
+
+/// The value of `key` for `listener`: "listener.name.<listener lowercased>.<key>" when given, else the broker-wide
+/// key (Kafka's per-listener config lookup). "" when neither is known.
+std::string listener_config(const broker_config& config, const std::string& listener, const std::string& key);
+/// Whether `key` was given for `listener` or broker-wide (not left at its default).
+bool listener_config_set(const broker_config& config, const std::string& listener, const std::string& key);
+
+/// The advertised endpoint of `listener`, or null when advertised.listeners does not name it.
+const endpoint* advertised_endpoint(const broker_config& config, const std::string& listener);
 
 /// Reads `server.properties`-format text as java.util.Properties.load does: `key=value`, `key: value` or
 /// `key value` lines ended by \n, \r or \r\n, `#`/`!` comments, a trailing backslash continues a line,

@@ -24,6 +24,21 @@ dispatcher::dispatcher(broker_services& services, request_hooks* hooks)
 boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std::span<const uint8_t> frame,
                                                                  boost::asio::any_io_executor executor) {
   using kind = outcome::kind;
+  if (s.sasl == sasl_state::authenticate_expected && s.sasl_raw_tokens) {
+    // After a SaslHandshake v0 the client sends its SASL tokens as bare frames, and gets bare frames back
+    // (KIP-43); a failure just closes the connection.
+    auto r = handlers::sasl_token(services_, s, frame);
+    if (r.error_code != protocol::error_code::none) {
+      log::info("closing connection from {}: SASL (handshake v0) failed: {}", s.peer, r.error_message.value_or(""));
+      co_return outcome{kind::close, {}};
+    }
+    outcome raw{kind::respond, {}};
+    const auto n = static_cast<uint32_t>(r.token.size());
+    raw.frame.bytes = {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 8),
+                       static_cast<uint8_t>(n)};
+    raw.frame.bytes.insert(raw.frame.bytes.end(), r.token.begin(), r.token.end());
+    co_return raw;
+  }
   protocol::reader reader(frame);
   request_context rc{{}, s, std::move(executor)};
   if (!protocol::decode_request_header(reader, rc.header)) {
@@ -59,6 +74,13 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
               h.api_version);
     co_return outcome{kind::close, {}};
   }
+  // KIP-368: once the session's lifetime is over, only a re-authentication may follow.
+  if (s.sasl == sasl_state::authenticated && s.session_expiry_ms > 0 && h.api_key != 17 && h.api_key != 18 &&
+      services_.clock.monotonic_ms() >= s.session_expiry_ms) {
+    log::info("closing connection from {}: {} v{} after the SASL session of {} expired (connections.max.reauth.ms)",
+              s.peer, protocol::api_name(h.api_key), h.api_version, s.principal);
+    co_return outcome{kind::close, {}};
+  }
   if (auto refused = hooks_->admit(s, h)) {
     log::warn("closing connection from {}: {} v{} refused: {}", s.peer, protocol::api_name(h.api_key), h.api_version,
               *refused);
@@ -82,7 +104,7 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
     co_return outcome{kind::close, {}};
   }
   if (result.what == handler_outcome::kind::no_response) co_return outcome{kind::no_response, {}};
-  co_return outcome{kind::respond, std::move(result.frame)};
+  co_return outcome{rc.close_after_response ? kind::respond_then_close : kind::respond, std::move(result.frame)};
 }
 
 }  // namespace sluice::broker

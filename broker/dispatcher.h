@@ -38,7 +38,8 @@ class dispatcher {
   /// already logged, naming the client, the API and version, and for a malformed body the field and byte
   /// offset).
   struct outcome {
-    enum class kind { respond, no_response, close } what = kind::respond;
+    /// respond_then_close: a failed SASL authentication's answer, after which the connection goes (KIP-152).
+    enum class kind { respond, no_response, close, respond_then_close } what = kind::respond;
     protocol::encoded_frame frame;
   };
 

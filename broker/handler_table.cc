@@ -87,6 +87,12 @@ constexpr served_api kServed[] = {
     {api_key::describe_transactions, &adapt<protocol::describe_transactions_request, handlers::describe_transactions>},
     {api_key::list_transactions, &adapt<protocol::list_transactions_request, handlers::list_transactions>},
     {api_key::describe_producers, &adapt<protocol::describe_producers_request, handlers::describe_producers>},
+    {api_key::sasl_handshake, &adapt<protocol::sasl_handshake_request, handlers::sasl_handshake>},
+    {api_key::sasl_authenticate, &adapt<protocol::sasl_authenticate_request, handlers::sasl_authenticate>},
+    {api_key::describe_user_scram_credentials,
+     &adapt<protocol::describe_user_scram_credentials_request, handlers::describe_user_scram_credentials>},
+    {api_key::alter_user_scram_credentials,
+     &adapt<protocol::alter_user_scram_credentials_request, handlers::alter_user_scram_credentials>},
 };
 
 std::vector<handler_entry> build_table() {

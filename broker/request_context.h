@@ -18,6 +18,8 @@ struct request_context {
   /// has a ThrottleTimeMs field (KIP-219).
   int32_t throttle_time_ms = 0;
   bool close_connection = false;  // set by a handler: close the connection instead of answering (test hooks)
+  /// Set by a handler: send the response, then close the connection (failed SASL authentication, KIP-152).
+  bool close_after_response = false;
 };
 
 }  // namespace sluice::broker

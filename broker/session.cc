@@ -1,12 +1,13 @@
 #include "broker/session.h"
 
+#include <cctype>
 #include <string_view>
 
 namespace sluice::broker {
 
 std::string security_protocol_of(const std::map<std::string, std::string>& config_values, const std::string& name) {
   auto it = config_values.find("listener.security.protocol.map");
-  if (it == config_values.end()) return name;
+  if (it == config_values.end()) return {};
   // "NAME:PROTOCOL,NAME:PROTOCOL", entries trimmed as Kafka's list parser does.
   std::string_view rest = it->second;
   auto trim = [](std::string_view v) {
@@ -20,9 +21,15 @@ std::string security_protocol_of(const std::map<std::string, std::string>& confi
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto colon = entry.find(':');
     if (colon == std::string_view::npos) continue;
-    if (trim(entry.substr(0, colon)) == name) return std::string(trim(entry.substr(colon + 1)));
+    std::string key(trim(entry.substr(0, colon)));
+    for (char& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (key == name) {
+      std::string protocol(trim(entry.substr(colon + 1)));
+      for (char& ch : protocol) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      return protocol;
+    }
   }
-  return name;
+  return {};
 }
 
 }  // namespace sluice::broker

@@ -1,8 +1,15 @@
 #pragma once
 // Per-connection state the dispatcher consults before a request reaches its handler (issue #13): which
 // listener the client came through, who it is, and what it said about itself.
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+
+namespace sluice::broker::security {
+struct listener_security;
+class sasl_server;
+}  // namespace sluice::broker::security
 
 namespace sluice::broker {
 
@@ -23,11 +30,21 @@ struct session {
   /// KIP-511: what ApiVersions v3+ named ("unknown" until then, as Kafka reports it).
   std::string client_software_name = "unknown";
   std::string client_software_version = "unknown";
+
+  // --- SASL (KIP-43, KIP-152, KIP-368), set by SaslHandshake / SaslAuthenticate ---
+  std::shared_ptr<const security::listener_security> security;  // the listener's settings (never null in a server)
+  std::shared_ptr<security::sasl_server> sasl_exchange;  // the exchange in progress (authenticate_expected)
+  std::string sasl_mechanism;                            // the mechanism of the handshake
+  bool sasl_raw_tokens = false;  // SaslHandshake v0: the tokens follow as bare size-prefixed frames (KIP-43)
+  bool reauthenticating = false; // KIP-368: a new exchange on an authenticated connection
+  /// KIP-368: when the authenticated session ends (monotonic ms); 0: never. A request after it closes the
+  /// connection unless it starts a re-authentication.
+  int64_t session_expiry_ms = 0;
 };
 
 /// The security protocol of listener `name` (Kafka's listener.security.protocol.map, default
-/// "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"): the mapped value, or the name
-/// itself when the map has no entry.
+/// "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), names compared upper-cased:
+/// the mapped protocol (upper case), or "" when the map has no entry for `name`.
 std::string security_protocol_of(const std::map<std::string, std::string>& config_values, const std::string& name);
 
 }  // namespace sluice::broker

@@ -77,6 +77,15 @@ class cluster_store {
   /// starts at 0. errc::io_error if the reservation cannot be persisted (nothing is handed out then).
   virtual result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
                                                                int64_t size = producer_id_block_size) = 0;
+  /// The dynamic configs of every entity of `entity_type` ("users" or "clients"), Kafka's
+  /// /config/<type>/<name> znodes: entity name -> key -> value. SCRAM credentials are the users' keys
+  /// "SCRAM-SHA-256" / "SCRAM-SHA-512" (KIP-554); quotas their *_byte_rate keys (KIP-55). Read from the store
+  /// on every call, so a change made through any broker is seen at once. errc::io_error when unreadable.
+  virtual result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(
+      const std::string& entity_type) const = 0;
+  /// Replaces one entity's configs; empty `configs` removes the entity. errc::io_error if not persisted.
+  virtual result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
+                                          std::map<std::string, std::string> configs) = 0;
 };
 
 /// A fresh random topic id (never all-zero), as Kafka's Uuid.randomUuid.

@@ -18,11 +18,30 @@
 namespace sluice::coordination {
 
 /// A live broker as registered in /brokers/ids/<id> (Kafka's znode: host, port, endpoints, rack).
+/// One listener of a broker as clients reach it: Kafka's "endpoints" entry NAME://host:port and its protocol.
+struct listener_endpoint {
+  std::string listener_name;
+  std::string host;
+  int32_t port = 0;
+  std::string security_protocol = "PLAINTEXT";
+};
+
 struct broker_registration {
   int32_t id = -1;
+  /// The first endpoint: the inter-broker listener (a broker registers it first; replication and transaction
+  /// markers connect to it).
   std::string host;
   int32_t port = 0;
   std::string listener_name = "PLAINTEXT";
+  /// Every advertised listener, the inter-broker one first. Empty in a registration read from an old znode
+  /// with host/port only (then host/port/listener_name is the one endpoint).
+  std::vector<listener_endpoint> endpoints;
+  /// The endpoint of `listener`, or null when the broker has no such listener.
+  const listener_endpoint* endpoint_of(const std::string& listener) const {
+    for (const auto& e : endpoints)
+      if (e.listener_name == listener) return &e;
+    return nullptr;
+  }
   std::optional<std::string> rack;
   /// Kafka's broker epoch: the czxid of the registration znode; changes when the broker re-registers
   /// (restart or new session). -1 when unknown (the embedded store, or the argument of start()).

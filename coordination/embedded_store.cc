@@ -129,6 +129,12 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
       if (block.first < 0 || block.last < block.first) throw std::runtime_error("bad latest_producer_id_block");
       store->latest_producer_id_block_ = block;
     }
+    if (const auto* e = root.if_contains("entity_configs")) {
+      for (const auto& [type, entities] : e->as_object())
+        for (const auto& [name, configs] : entities.as_object())
+          for (const auto& [k, v] : configs.as_object())
+            store->entity_configs_[std::string(type)][std::string(name)][std::string(k)] = json::value_to<std::string>(v);
+    }
   } catch (const std::exception& e) {
     return io_failure("corrupt " + store->file_.string() + ": " + e.what());
   }
@@ -145,6 +151,19 @@ result<void> embedded_store::persist() const {
         json::object{{"version", 1}, {"broker", latest_producer_id_block_->broker_id},
                      {"block_start", std::to_string(latest_producer_id_block_->first)},
                      {"block_end", std::to_string(latest_producer_id_block_->last)}};
+  }
+  if (!entity_configs_.empty()) {
+    json::object types;
+    for (const auto& [type, entities] : entity_configs_) {
+      json::object named;
+      for (const auto& [name, configs] : entities) {
+        json::object kv;
+        for (const auto& [k, v] : configs) kv[k] = v;
+        named[name] = std::move(kv);
+      }
+      types[type] = std::move(named);
+    }
+    root["entity_configs"] = std::move(types);
   }
   std::string text = json::serialize(root);
   auto tmp = file_;
@@ -350,6 +369,33 @@ result<void> embedded_store::controlled_shutdown(int64_t) { return {}; }
 void embedded_store::stop() {
   std::lock_guard lock(view_mutex_);
   started_ = false;
+}
+
+result<std::map<std::string, std::map<std::string, std::string>>> embedded_store::entity_configs(
+    const std::string& entity_type) const {
+  std::lock_guard lock(mutex_);
+  auto it = entity_configs_.find(entity_type);
+  if (it == entity_configs_.end()) return std::map<std::string, std::map<std::string, std::string>>{};
+  return it->second;
+}
+
+result<void> embedded_store::set_entity_configs(const std::string& entity_type, const std::string& name,
+                                                std::map<std::string, std::string> configs) {
+  std::lock_guard lock(mutex_);
+  auto saved = entity_configs_;
+  if (configs.empty()) {
+    if (auto it = entity_configs_.find(entity_type); it != entity_configs_.end()) {
+      it->second.erase(name);
+      if (it->second.empty()) entity_configs_.erase(it);
+    }
+  } else {
+    entity_configs_[entity_type][name] = std::move(configs);
+  }
+  if (auto r = persist(); !r) {
+    entity_configs_ = std::move(saved);
+    return r;
+  }
+  return {};
 }
 
 }  // namespace sluice::coordination

@@ -11,8 +11,10 @@ namespace sluice::coordination {
 
 /// File: `<dir>/__cluster_metadata.json`:
 ///   {"version":1,"cluster_id":"...","topics":[{"name":..,"id":"<base64>","replicas":[[0],[0]],"configs":{..}}],
-///    "latest_producer_id_block":{"broker":0,"block_start":"0","block_end":"999"}}   (the last key once ids were
-///   reserved; block bounds are strings as in Kafka's znode, int64 does not fit a JSON double)
+///    "latest_producer_id_block":{"broker":0,"block_start":"0","block_end":"999"},
+///    "entity_configs":{"users":{"alice":{"SCRAM-SHA-512":"salt=..,stored_key=..,server_key=..,iterations=4096"}}}}
+///   (the producer id key once ids were reserved; block bounds are strings as in Kafka's znode, int64 does not
+///   fit a JSON double; entity_configs once a user or client has a config)
 /// Thread-safe through one mutex (admin path only).
 ///
 /// Also the single-node cluster_view, so that the broker follows one code path in both modes: the only
@@ -37,6 +39,11 @@ class embedded_store final : public cluster_store, public cluster_view {
   /// Kept in the file as "latest_producer_id_block": {"broker":..,"block_start":..,"block_end":..}.
   result<producer_id_block> allocate_producer_id_block(int32_t broker_id,
                                                        int64_t size = producer_id_block_size) override;
+  /// Kept in the file as "entity_configs": {"users": {"alice": {"SCRAM-SHA-512": "salt=..."}}}.
+  result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(
+      const std::string& entity_type) const override;
+  result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
+                                  std::map<std::string, std::string> configs) override;
 
   // cluster_view
   result<void> start(const broker_registration& self) override;
@@ -64,6 +71,7 @@ class embedded_store final : public cluster_store, public cluster_view {
   std::string cluster_id_;
   std::map<std::string, topic_assignment> topics_;
   std::optional<producer_id_block> latest_producer_id_block_;
+  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> entity_configs_;  // type -> name -> key
 
   std::mutex publish_mutex_;  // one publication at a time, in order
   mutable std::mutex view_mutex_;

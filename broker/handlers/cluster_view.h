@@ -18,18 +18,35 @@ struct broker_endpoint {
   std::optional<std::string> rack;
 };
 
-/// The live brokers. Single node: this broker, at its first advertised listener. Cluster mode: every
-/// registered broker of the cluster snapshot.
-inline std::vector<broker_endpoint> live_brokers(const broker_services& svc) {
+/// Where broker `b` is reached through `listener` (the listener the request came on, as Kafka answers):
+/// nullopt when `b` has no such listener (Kafka leaves such brokers out).
+inline std::optional<broker_endpoint> endpoint_on(const coordination::broker_registration& b, const std::string& listener) {
+  if (b.endpoints.empty()) {
+    if (b.listener_name != listener) return std::nullopt;
+    return broker_endpoint{b.id, b.host, b.port, b.rack};
+  }
+  const auto* e = b.endpoint_of(listener);
+  if (e == nullptr) return std::nullopt;
+  return broker_endpoint{b.id, e->host, e->port, b.rack};
+}
+
+/// This broker's endpoint on `listener` (single node): its advertised endpoint, else nullopt.
+inline std::optional<broker_endpoint> self_endpoint(const broker_services& svc, const std::string& listener) {
+  const endpoint* ep = advertised_endpoint(svc.config, listener);
+  if (ep == nullptr) return std::nullopt;
+  return broker_endpoint{svc.config.broker_id, ep->host, ep->port, std::nullopt};
+}
+
+/// The live brokers as clients of `listener` reach them. Single node: this broker. Cluster mode: every registered
+/// broker of the cluster snapshot that has the listener.
+inline std::vector<broker_endpoint> live_brokers(const broker_services& svc, const std::string& listener) {
   std::vector<broker_endpoint> out;
   if (auto c = svc.topics.cluster(); c && svc.topics.cluster_mode()) {
-    for (const auto& [id, b] : c->brokers) out.push_back({id, b.host, b.port, b.rack});
+    for (const auto& [id, b] : c->brokers)
+      if (auto e = endpoint_on(b, listener)) out.push_back(*e);
     return out;
   }
-  if (!svc.config.advertised_listeners.empty()) {
-    const auto& ep = svc.config.advertised_listeners.front();
-    out.push_back({svc.config.broker_id, ep.host, ep.port, std::nullopt});
-  }
+  if (auto e = self_endpoint(svc, listener)) out.push_back(*e);
   return out;
 }
 

@@ -36,7 +36,7 @@ task<response> describe_cluster(broker_services& svc, request_context& rc, proto
   resp.endpoint_type = kBrokerEndpoint;
   resp.cluster_id = svc.cluster_id;
   resp.controller_id = controller_id(svc);
-  for (auto& ep : live_brokers(svc)) {
+  for (auto& ep : live_brokers(svc, rc.session.listener_name)) {
     response::describe_cluster_broker b;
     b.broker_id = ep.id;
     b.host = std::move(ep.host);

@@ -49,14 +49,16 @@ response::describe_configs_resource_result entry(std::string name, std::optional
   c.config_source = synonyms.empty() ? kDefaultConfig : synonyms.front().source;
   c.is_default = c.config_source == kDefaultConfig;  // v0 only
   c.read_only = read_only;
-  c.is_sensitive = false;
+  // PASSWORD keys (ssl.keystore.key, sasl.jaas.config, ...): Kafka never shows their values, nor their synonyms'.
+  c.is_sensitive = type == 9;
+  if (c.is_sensitive) c.value = std::nullopt;
   c.config_type = type;
   c.documentation = std::nullopt;
   if (include_synonyms)
     for (auto& s : synonyms) {
       response::describe_configs_synonym syn;
       syn.name = std::move(s.name);
-      syn.value = std::move(s.value);
+      syn.value = c.is_sensitive ? std::nullopt : std::move(s.value);
       syn.source = s.source;
       c.synonyms.push_back(std::move(syn));
     }

@@ -4,6 +4,7 @@
 // keys (KIP-699).
 #include "broker/group_service.h"
 #include "broker/groups/partition_for_group.h"
+#include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -18,7 +19,7 @@ namespace {
 /// `topic`: the coordinator's internal topic; `ensure`: creates it and loads its shards here.
 template <typename Ensure>
 void locate_in_cluster(broker_services& svc, const coordination::cluster_snapshot& cluster, std::string_view topic,
-                       Ensure ensure, const std::string& key, response::coordinator& c) {
+                       Ensure ensure, const std::string& key, const std::string& listener, response::coordinator& c) {
   c.error_code = error_code::coordinator_not_available;
   auto it = cluster.topics.find(std::string(topic));
   if (it == cluster.topics.end()) {
@@ -32,9 +33,11 @@ void locate_in_cluster(broker_services& svc, const coordination::cluster_snapsho
   auto b = cluster.brokers.find(st->leader);
   if (b == cluster.brokers.end()) return;
   if (st->leader == svc.config.broker_id) (void)ensure();  // loads the shards here
-  c.node_id = b->second.id;
-  c.host = b->second.host;
-  c.port = b->second.port;
+  auto e = endpoint_on(b->second, listener);
+  if (!e) return;  // the coordinator has no endpoint on this listener
+  c.node_id = e->id;
+  c.host = e->host;
+  c.port = e->port;
   c.error_code = error_code::none;
   c.error_message = std::nullopt;
 }
@@ -57,17 +60,17 @@ task<response> find_coordinator(broker_services& svc, request_context& rc, proto
       c.error_message = "unknown coordinator key type " + std::to_string(req.key_type);
     } else if (auto cluster = svc.topics.cluster(); cluster && svc.topics.cluster_mode()) {
       // Cluster mode: the leader of the key's internal-topic partition, wherever it is.
-      locate_in_cluster(svc, *cluster, txn ? transaction_state_topic : consumer_offsets_topic, ensure, key, c);
+      locate_in_cluster(svc, *cluster, txn ? transaction_state_topic : consumer_offsets_topic, ensure, key,
+                        rc.session.listener_name, c);
     } else if (auto err = ensure(); !err.ok()) {
       c.error_code = error_code::coordinator_not_available;
       c.error_message = err.message;
-    } else if (svc.config.advertised_listeners.empty()) {
+    } else if (auto self = self_endpoint(svc, rc.session.listener_name); !self) {
       c.error_code = error_code::coordinator_not_available;
     } else {
-      const auto& ep = svc.config.advertised_listeners.front();
       c.node_id = svc.config.broker_id;
-      c.host = ep.host;
-      c.port = ep.port;
+      c.host = self->host;
+      c.port = self->port;
       c.error_code = error_code::none;
       c.error_message = std::nullopt;
     }

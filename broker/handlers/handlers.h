@@ -38,6 +38,10 @@
 #include "protocol/messages/offset_fetch.h"
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
+#include "protocol/messages/describe_user_scram_credentials.h"
+#include "protocol/messages/alter_user_scram_credentials.h"
 #include "protocol/messages/sync_group.h"
 #include "protocol/messages/txn_offset_commit.h"
 
@@ -100,6 +104,27 @@ task<protocol::describe_producers_response> describe_producers(broker_services&,
 // Replication (KIP-101): where a leader epoch ends in this leader's log.
 task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(broker_services&, request_context&,
                                                                          protocol::offset_for_leader_epoch_request&);
+
+// Authentication (KIP-43, KIP-152, KIP-368; broker/security): the only handlers that change the session.
+task<protocol::sasl_handshake_response> sasl_handshake(broker_services&, request_context&, protocol::sasl_handshake_request&);
+task<protocol::sasl_authenticate_response> sasl_authenticate(broker_services&, request_context&,
+                                                             protocol::sasl_authenticate_request&);
+/// One client SASL token through the session's exchange: SaslAuthenticate's body, and the bare token frames that
+/// follow a SaslHandshake v0. error_code none: `token` goes back (a challenge, or the last server message once
+/// the session is authenticated); else the exchange failed (session sasl_state::failed).
+struct sasl_token_result {
+  protocol::error_code error_code = protocol::error_code::none;
+  std::optional<std::string> error_message;
+  std::vector<uint8_t> token;
+  int64_t session_lifetime_ms = 0;  // KIP-368, once authenticated (0: no limit)
+};
+sasl_token_result sasl_token(broker_services& svc, session& s, std::span<const uint8_t> token);
+
+// SCRAM credentials (KIP-554; broker/security/credential_store.h).
+task<protocol::describe_user_scram_credentials_response> describe_user_scram_credentials(
+    broker_services&, request_context&, protocol::describe_user_scram_credentials_request&);
+task<protocol::alter_user_scram_credentials_response> alter_user_scram_credentials(
+    broker_services&, request_context&, protocol::alter_user_scram_credentials_request&);
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);

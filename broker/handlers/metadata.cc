@@ -117,7 +117,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     }
     co_return resp;
   }
-  for (auto& ep : live_brokers(svc)) {
+  for (auto& ep : live_brokers(svc, rc.session.listener_name)) {
     response::metadata_response_broker b;
     b.node_id = ep.id;
     b.host = std::move(ep.host);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/logging.h"
+#include "broker/security/listener_security.h"
 
 namespace sluice::broker::net {
 
@@ -17,6 +18,25 @@ asio::awaitable<void> connection::run() {
   auto self = shared_from_this();
   const std::string& peer = session_.peer;
   try {
+    auto handshake = stream_->start();
+    if (auto ec = co_await std::move(handshake)) {
+      log::info("closing connection from {} on listener {}: TLS handshake failed: {}", peer, session_.listener_name,
+                ec.message());
+      close();
+      co_return;
+    }
+    if (session_.security_protocol == "SSL") {
+      // Kafka's DefaultKafkaPrincipalBuilder: the mapped subject of the client certificate, else ANONYMOUS.
+      if (auto subject = stream_->peer_subject()) {
+        auto name = session_.security ? session_.security->principal_mapper.map(*subject) : subject;
+        if (!name) {
+          log::warn("closing connection from {}: no ssl.principal.mapping.rules rule applies to {}", peer, *subject);
+          close();
+          co_return;
+        }
+        session_.principal = "User:" + *name;
+      }
+    }
     for (;;) {
       uint8_t size_bytes[4];
       auto read_size = stream_->read(size_bytes);
@@ -55,10 +75,12 @@ asio::awaitable<void> connection::run() {
                                            stream_->executor());
       auto outcome = co_await std::move(dispatch);
       if (outcome.what == dispatcher::outcome::kind::close) break;
-      if (outcome.what == dispatcher::outcome::kind::respond) {
+      if (outcome.what == dispatcher::outcome::kind::respond ||
+          outcome.what == dispatcher::outcome::kind::respond_then_close) {
         auto write = stream_->write_frame(outcome.frame);
         co_await std::move(write);
       }
+      if (outcome.what == dispatcher::outcome::kind::respond_then_close) break;
     }
   } catch (const boost::system::system_error& e) {
     log::debug("connection from {} ended: {}", peer, e.what());

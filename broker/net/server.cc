@@ -15,6 +15,8 @@ server::server(asio::io_context& io, const broker_config& config, dispatcher& d)
 
 result<void> server::listen(const std::vector<endpoint>& endpoints) {
   for (const auto& ep : endpoints) {
+    auto security = security::make_listener_security(config_, ep.listener_name);
+    if (!security) return security.err();
     std::vector<tcp::endpoint> addresses;
     if (ep.host.empty()) {
       addresses.emplace_back(asio::ip::address_v6::any(), ep.port);  // dual-stack: every interface
@@ -58,7 +60,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
         return error{base_errc::failed, "cannot listen on " + address.address().to_string() + ":" + std::to_string(address.port()) +
                             ": " + ec.message()};
       }
-      acceptors_.push_back({std::move(acceptor), ep.listener_name});
+      acceptors_.push_back({std::move(acceptor), ep.listener_name, *security});
     }
   }
   if (acceptors_.empty()) return error{base_errc::failed, "no listener could be bound"};
@@ -66,7 +68,7 @@ result<void> server::listen(const std::vector<endpoint>& endpoints) {
 }
 
 void server::start() {
-  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(*a.acceptor, a.listener_name), asio::detached);
+  for (auto& a : acceptors_) asio::co_spawn(io_, accept_loop(*a.acceptor, a.listener_name, a.security), asio::detached);
 }
 
 void server::stop() {
@@ -86,8 +88,19 @@ std::vector<tcp::endpoint> server::local_endpoints() const {
   return out;
 }
 
-asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string listener_name) {
-  const std::string security_protocol = security_protocol_of(config_.values, listener_name);
+uint16_t server::local_port(const std::string& listener) const {
+  for (const auto& a : acceptors_) {
+    if (a.listener_name != listener) continue;
+    boost::system::error_code ec;
+    auto ep = a.acceptor->local_endpoint(ec);
+    if (!ec) return ep.port();
+  }
+  return 0;
+}
+
+asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string listener_name,
+                                          std::shared_ptr<const security::listener_security> security) {
+  const std::string security_protocol = security->security_protocol;
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
   bool waiting_logged = false;
@@ -132,8 +145,12 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string l
     session s;
     s.listener_name = listener_name;
     s.security_protocol = security_protocol;
-    auto conn = std::make_shared<connection>(std::make_unique<plain_transport>(std::move(socket)), std::move(s),
-                                             dispatcher_, config_.socket_request_max_bytes);
+    s.security = security;
+    if (security->uses_sasl()) s.sasl = sasl_state::handshake_expected;
+    std::unique_ptr<transport> stream;
+    if (security->uses_tls()) stream = std::make_unique<tls_transport>(std::move(socket), security->tls);
+    else stream = std::make_unique<plain_transport>(std::move(socket));
+    auto conn = std::make_shared<connection>(std::move(stream), std::move(s), dispatcher_, config_.socket_request_max_bytes);
     auto executor = conn->run_executor();
     asio::co_spawn(executor, conn->run(), [limits = limits_, peer](std::exception_ptr) { limits->release(peer); });
   }

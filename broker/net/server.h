@@ -8,6 +8,7 @@
 #include "base/result.h"
 #include "broker/config.h"
 #include "broker/dispatcher.h"
+#include "broker/security/listener_security.h"
 
 namespace sluice::broker::net {
 
@@ -22,8 +23,9 @@ class server {
   /// and `d` for its requests.
   server(asio::io_context& io, const broker_config& config, dispatcher& d);
 
-  /// Binds and listens on every endpoint now, so the ports accept as soon as this returns. Errors name
-  /// the address that could not be bound.
+  /// Builds each listener's security (TLS context, SASL settings: broker/security/listener_security.h), then
+  /// binds and listens on every endpoint, so the ports accept as soon as this returns. Errors name the listener
+  /// whose security settings are wrong or the address that could not be bound.
   result<void> listen(const std::vector<endpoint>& endpoints);
   /// Starts the accept loops.
   void start();
@@ -31,9 +33,12 @@ class server {
   void stop();
   /// The bound addresses (with the real port when 0 was asked for).
   std::vector<asio::ip::tcp::endpoint> local_endpoints() const;
+  /// The bound port of `listener` (its first address); 0 when it has none.
+  uint16_t local_port(const std::string& listener) const;
 
  private:
-  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, std::string listener_name);
+  asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, std::string listener_name,
+                                    std::shared_ptr<const security::listener_security> security);
 
   /// Open connections, in total and per client address (Kafka's max.connections and
   /// max.connections.per.ip). Shared with each connection's completion handler, which releases its count.
@@ -72,6 +77,7 @@ class server {
   struct listening {
     std::unique_ptr<asio::ip::tcp::acceptor> acceptor;
     std::string listener_name;
+    std::shared_ptr<const security::listener_security> security;
   };
   std::vector<listening> acceptors_;
   std::shared_ptr<connection_limits> limits_ = std::make_shared<connection_limits>();

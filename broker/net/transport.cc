@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <vector>
 
+#include "broker/security/tls_context.h"
+
 namespace sluice::broker::net {
 
 namespace {
@@ -102,6 +104,35 @@ void plain_transport::close() {
   boost::system::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);
+}
+
+tls_transport::tls_transport(asio::ip::tcp::socket socket, std::shared_ptr<asio::ssl::context> context)
+    : context_(std::move(context)), stream_(std::move(socket), *context_), peer_(describe(stream_.next_layer())) {
+  boost::system::error_code ec;
+  stream_.next_layer().set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+asio::awaitable<boost::system::error_code> tls_transport::start() {
+  auto [ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple_awaitable);
+  if (!ec) subject_ = security::peer_subject(stream_.native_handle());
+  co_return ec;
+}
+
+asio::awaitable<std::pair<boost::system::error_code, size_t>> tls_transport::read(std::span<uint8_t> buffer) {
+  auto [ec, n] = co_await asio::async_read(stream_, asio::buffer(buffer.data(), buffer.size()), as_tuple_awaitable);
+  co_return std::pair{ec, n};
+}
+
+asio::awaitable<void> tls_transport::write(std::span<const uint8_t> bytes) {
+  co_await asio::async_write(stream_, asio::buffer(bytes.data(), bytes.size()), asio::use_awaitable);
+}
+
+void tls_transport::close() {
+  // No close_notify round trip: the connection is going away either way, and waiting for the peer's reply
+  // would let a silent client hold it open.
+  boost::system::error_code ec;
+  stream_.next_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  stream_.next_layer().close(ec);
 }
 
 }  // namespace sluice::broker::net

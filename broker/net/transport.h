@@ -2,8 +2,10 @@
 // The byte stream under a connection: plain TCP today, TLS next (issue #17), behind one interface so that the
 // connection, the session and the dispatcher never know which.
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -24,6 +26,12 @@ namespace asio = boost::asio;
 class transport {
  public:
   virtual ~transport() = default;
+
+  /// Runs before the first read: the TLS handshake for TLS transports (nothing for plain TCP). An error ends the
+  /// connection (logged by the caller with the peer).
+  virtual asio::awaitable<boost::system::error_code> start() { co_return boost::system::error_code{}; }
+  /// The subject (RFC 2253) of the client's verified certificate: TLS with a client certificate only.
+  virtual std::optional<std::string> peer_subject() const { return std::nullopt; }
 
   /// Reads exactly `buffer.size()` bytes. Returns the error (eof when the client closed) and how many bytes
   /// arrived before it.
@@ -70,6 +78,27 @@ class plain_transport final : public transport {
   asio::ip::tcp::socket socket_;
   bool zero_copy_;
   std::string peer_;
+};
+
+/// TLS over TCP (security protocols SSL and SASL_SSL), through Asio's OpenSSL stream. File regions go through
+/// the copying path: the kernel cannot encrypt sendfile(2) pages here (no kTLS).
+class tls_transport final : public transport {
+ public:
+  tls_transport(asio::ip::tcp::socket socket, std::shared_ptr<asio::ssl::context> context);
+
+  asio::awaitable<boost::system::error_code> start() override;
+  std::optional<std::string> peer_subject() const override { return subject_; }
+  asio::awaitable<std::pair<boost::system::error_code, size_t>> read(std::span<uint8_t> buffer) override;
+  asio::awaitable<void> write(std::span<const uint8_t> bytes) override;
+  void close() override;
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
+  std::string peer() const override { return peer_; }
+
+ private:
+  std::shared_ptr<asio::ssl::context> context_;  // outlives stream_
+  asio::ssl::stream<asio::ip::tcp::socket> stream_;
+  std::string peer_;
+  std::optional<std::string> subject_;
 };
 
 }  // namespace sluice::broker::net

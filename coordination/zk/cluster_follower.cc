@@ -14,7 +14,16 @@ using detail::view_fail;
 namespace {
 
 bool same(const broker_registration& a, const broker_registration& b) {
-  return a.id == b.id && a.host == b.host && a.port == b.port && a.listener_name == b.listener_name && a.rack == b.rack;
+  auto same_endpoints = [](const std::vector<listener_endpoint>& x, const std::vector<listener_endpoint>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].listener_name != y[i].listener_name || x[i].host != y[i].host || x[i].port != y[i].port ||
+          x[i].security_protocol != y[i].security_protocol)
+        return false;
+    return true;
+  };
+  return a.id == b.id && a.host == b.host && a.port == b.port && a.listener_name == b.listener_name && a.rack == b.rack &&
+         same_endpoints(a.endpoints, b.endpoints);
 }
 bool same(const topic_assignment& a, const topic_assignment& b) {
   return a.name == b.name && a.id == b.id && a.replicas == b.replicas && a.configs == b.configs;

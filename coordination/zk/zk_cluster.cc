@@ -165,4 +165,14 @@ result<producer_id_block> zk_cluster::allocate_producer_id_block(int32_t broker_
   return store_.allocate_producer_id_block(broker_id, size);
 }
 
+result<std::map<std::string, std::map<std::string, std::string>>> zk_cluster::entity_configs(
+    const std::string& entity_type) const {
+  return store_.entity_configs(entity_type);
+}
+
+result<void> zk_cluster::set_entity_configs(const std::string& entity_type, const std::string& name,
+                                            std::map<std::string, std::string> configs) {
+  return store_.set_entity_configs(entity_type, name, configs);
+}
+
 }  // namespace sluice::coordination::zk

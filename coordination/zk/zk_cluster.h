@@ -57,6 +57,10 @@ class zk_cluster final : public cluster_store, public cluster_view, private sess
   result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas) override;
   /// Read-modify-write of /latest_producer_id_block conditional on its version (Kafka's ZkProducerIdManager).
   result<producer_id_block> allocate_producer_id_block(int32_t broker_id, int64_t size = producer_id_block_size) override;
+  result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(
+      const std::string& entity_type) const override;
+  result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
+                                  std::map<std::string, std::string> configs) override;
 
   // cluster_view
   /// Registers the ephemeral /brokers/ids/<id>, reads the cluster with watches, takes part in the

@@ -206,4 +206,51 @@ result<partition_state> zk_store::update_isr(const std::string& topic, int32_t p
   return view_fail(view_errc::unavailable, std::string("ISR update failed: ") + to_string(r.code));
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// entity configs: /config/users/<name>, /config/clients/<name>
+
+result<std::map<std::string, std::map<std::string, std::string>>> zk_store::entity_configs(const std::string& type) const {
+  auto s = session_.current();
+  if (!s) return io_fail("read /config/" + type, zk_code::closed);
+  const std::string parent = "/config/" + type;
+  auto names = s->get_children(parent, nullptr);
+  std::map<std::string, std::map<std::string, std::string>> out;
+  if (names.code == zk_code::no_node) return out;
+  if (!names.ok()) return io_fail("read " + parent, names.code);
+  for (const auto& name : names.value) {
+    auto node = s->get(parent + "/" + name, nullptr);
+    if (node.code == zk_code::no_node) continue;  // deleted between the two reads
+    if (!node.ok()) return io_fail("read " + parent + "/" + name, node.code);
+    auto configs = topic_config_znode::decode(node.value.data);  // the same {"version":1,"config":{..}} shape
+    if (!configs) return error{errc::io_error, parent + "/" + name + ": " + configs.err().message};
+    if (!configs->empty()) out[name] = std::move(*configs);
+  }
+  return out;
+}
+
+result<void> zk_store::set_entity_configs(const std::string& type, const std::string& name,
+                                          const std::map<std::string, std::string>& configs) {
+  auto s = session_.current();
+  const std::string path = "/config/" + type + "/" + name;
+  if (!s) return io_fail("write " + path, zk_code::closed);
+  if (auto c = s->create("/config/" + type, "", create_mode::persistent).code; c != zk_code::ok && c != zk_code::node_exists)
+    return io_fail("create /config/" + type, c);
+  // Kafka keeps the znode with an empty config map rather than deleting it.
+  const std::string data = topic_config_znode::encode(configs);
+  bool written = false;
+  for (int attempt = 0; attempt < 3 && !written; ++attempt) {
+    auto r = s->set(path, data, -1);
+    if (r.ok()) { written = true; break; }
+    if (r.code != zk_code::no_node) return io_fail("write " + path, r.code);
+    auto c = s->create(path, data, create_mode::persistent);
+    if (c.ok()) { written = true; break; }
+    if (c.code != zk_code::node_exists) return io_fail("write " + path, c.code);
+  }
+  if (!written) return io_fail("write " + path, zk_code::node_exists);
+  const std::string change = R"({"version":2,"entity_path":")" + type + "/" + name + R"("})";
+  if (auto c = s->create("/config/changes/config_change_", change, create_mode::persistent_sequential); !c.ok())
+    log::warn("config change notification for {}: ZooKeeper {}", path, to_string(c.code));
+  return {};
+}
+
 }  // namespace sluice::coordination::zk

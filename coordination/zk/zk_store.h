@@ -33,6 +33,13 @@ class zk_store {
   result<void> set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs);
   result<void> add_partitions(const std::string& name, const std::vector<std::vector<int32_t>>& replicas);
   result<producer_id_block> allocate_producer_id_block(int32_t broker_id, int64_t size);
+  /// /config/<type>/<name> as {"version":1,"config":{..}} (Kafka's entity config znodes; Kafka's ConfigCommand
+  /// writes the same), each read on every call. set writes the znode (or deletes it when `configs` is empty)
+  /// and a /config/changes/config_change_ notification {"version":2,"entity_path":"<type>/<name>"}, as Kafka
+  /// does for its brokers' config listeners.
+  result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(const std::string& type) const;
+  result<void> set_entity_configs(const std::string& type, const std::string& name,
+                                  const std::map<std::string, std::string>& configs);
   result<partition_state> update_isr(const std::string& topic, int32_t partition, const partition_state& next);
 
  private:

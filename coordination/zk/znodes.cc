@@ -1,5 +1,6 @@
 #include "coordination/zk/znodes.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
 #include <climits>
@@ -59,13 +60,13 @@ json::array to_array(const std::vector<int32_t>& ids) {
   return a;
 }
 
-std::string endpoint(const broker_registration& b) {
-  bool v6 = b.host.find(':') != std::string::npos;
-  return b.listener_name + "://" + (v6 ? "[" + b.host + "]" : b.host) + ":" + std::to_string(b.port);
+std::string endpoint(const listener_endpoint& e) {
+  bool v6 = e.host.find(':') != std::string::npos;
+  return e.listener_name + "://" + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
 }
 
 // "NAME://host:port" or "NAME://[v6]:port".
-bool parse_endpoint(const std::string& text, broker_registration& b) {
+bool parse_endpoint(const std::string& text, listener_endpoint& b) {
   auto sep = text.find("://");
   if (sep == std::string::npos || sep == 0) return false;
   auto colon = text.rfind(':');
@@ -85,11 +86,22 @@ bool parse_endpoint(const std::string& text, broker_registration& b) {
 std::string broker_znode::encode(const broker_registration& b, int64_t timestamp_ms) {
   json::object o;
   o["features"] = json::object{};
-  o["listener_security_protocol_map"] = json::object{{b.listener_name, "PLAINTEXT"}};
-  o["endpoints"] = json::array{json::value(endpoint(b))};
+  std::vector<listener_endpoint> all = b.endpoints;
+  if (all.empty()) all.push_back({b.listener_name, b.host, b.port, "PLAINTEXT"});
+  json::object protocols;
+  json::array endpoints;
+  for (const auto& e : all) {
+    protocols[e.listener_name] = e.security_protocol;
+    endpoints.push_back(json::value(endpoint(e)));
+  }
+  o["listener_security_protocol_map"] = std::move(protocols);
+  o["endpoints"] = std::move(endpoints);
   o["jmx_port"] = -1;
-  o["port"] = b.port;
-  o["host"] = b.host;
+  // Kafka's host/port: the PLAINTEXT endpoint's, else null/-1.
+  const auto plain = std::find_if(all.begin(), all.end(), [](const listener_endpoint& e) { return e.security_protocol == "PLAINTEXT"; });
+  o["port"] = plain != all.end() ? plain->port : -1;
+  if (plain != all.end()) o["host"] = plain->host;
+  else o["host"] = nullptr;
   o["version"] = 5;
   o["timestamp"] = std::to_string(timestamp_ms);
   if (b.rack) o["rack"] = *b.rack;
@@ -106,9 +118,19 @@ result<broker_registration> broker_znode::decode(int32_t id, const std::string& 
   b.id = id;
   const auto* endpoints = o.if_contains("endpoints");
   if (version >= 2 && endpoints != nullptr && endpoints->is_array() && !endpoints->as_array().empty()) {
-    const auto& first = endpoints->as_array().front();
-    if (!first.is_string() || !parse_endpoint(std::string(first.as_string()), b))
-      return malformed("broker " + std::to_string(id) + " has a bad endpoint", data);
+    const auto* protocols = o.if_contains("listener_security_protocol_map");
+    for (const auto& item : endpoints->as_array()) {
+      listener_endpoint e;
+      if (!item.is_string() || !parse_endpoint(std::string(item.as_string()), e))
+        return malformed("broker " + std::to_string(id) + " has a bad endpoint", data);
+      if (protocols != nullptr && protocols->is_object())
+        if (const auto* p = protocols->as_object().if_contains(e.listener_name); p != nullptr && p->is_string())
+          e.security_protocol = std::string(p->as_string());
+      b.endpoints.push_back(std::move(e));
+    }
+    b.listener_name = b.endpoints.front().listener_name;
+    b.host = b.endpoints.front().host;
+    b.port = b.endpoints.front().port;
   } else {
     int64_t port = 0;
     if (!get_string(o, "host", b.host) || !get_int(o, "port", port, 0, 65535))

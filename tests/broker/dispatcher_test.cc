@@ -194,6 +194,13 @@ std::map<api_key, probe> probes() {
   p[api_key::describe_transactions] = make_probe<describe_transactions_request, describe_transactions_response>();
   p[api_key::list_transactions] = make_probe<list_transactions_request, list_transactions_response>();
   p[api_key::describe_producers] = make_probe<describe_producers_request, describe_producers_response>();
+  // On this PLAINTEXT session both SASL APIs answer ILLEGAL_SASL_STATE, as Kafka's KafkaApis does.
+  p[api_key::sasl_handshake] = make_probe<sasl_handshake_request, sasl_handshake_response>();
+  p[api_key::sasl_authenticate] = make_probe<sasl_authenticate_request, sasl_authenticate_response>();
+  p[api_key::describe_user_scram_credentials] =
+      make_probe<describe_user_scram_credentials_request, describe_user_scram_credentials_response>();
+  p[api_key::alter_user_scram_credentials] =
+      make_probe<alter_user_scram_credentials_request, alter_user_scram_credentials_response>();
   return p;
 }
 

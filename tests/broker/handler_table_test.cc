@@ -30,9 +30,9 @@ TEST(HandlerTable, VersionsAreTheDefinitionsServedRange) {
   EXPECT_EQ(find_handler(0)->min_version, 0);
   EXPECT_EQ(find_handler(0)->max_version, 11);
   EXPECT_EQ(find_handler(18)->max_version, 4);
-  // Defined but not served: SaslHandshake (17) has a definition and no handler.
-  EXPECT_NE(protocol::find_api_traits(17), nullptr);
-  EXPECT_EQ(find_handler(17), nullptr);
+  // SASL (KIP-43, KIP-152): SaslHandshake 0-1, SaslAuthenticate 0-2, as Kafka 4.4 serves them.
+  EXPECT_EQ(find_handler(17)->max_version, 1);
+  EXPECT_EQ(find_handler(36)->max_version, 2);
 }
 
 }  // namespace

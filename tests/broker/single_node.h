@@ -15,6 +15,7 @@
 #include "broker/fault_injection.h"
 #include "broker/group_service.h"
 #include "broker/producer_id_manager.h"
+#include "broker/security/credential_store.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -37,6 +38,7 @@ struct single_node {
   std::unique_ptr<txn_service> txns;
   std::unique_ptr<producer_id_manager> ids;
   fault_injector faults{0, 1};
+  std::unique_ptr<security::credential_store> credentials;
   std::unique_ptr<broker_services> services;
 
   /// `properties`: broker keys besides log.dirs (e.g. broker.id). Topics and timers run on `io` and `clock`.
@@ -61,8 +63,9 @@ struct single_node {
     groups = std::make_unique<group_service>(*config, *topics, clock);
     ids = std::make_unique<producer_id_manager>(*store, config->broker_id);
     txns = std::make_unique<txn_service>(*config, *topics, clock, *ids, *groups, io.get_executor());
+    credentials = std::make_unique<security::credential_store>(*store);
     services = std::unique_ptr<broker_services>(new broker_services{*config, *topics, *store, *groups, *txns, *ids, faults,
-                                                                    clock, store->cluster_id(), nullptr});
+                                                                    clock, *credentials, store->cluster_id(), nullptr});
   }
 
   ~single_node() {

@@ -101,7 +101,7 @@ TEST_F(embedded_store_test, is_a_single_node_cluster_view) {
   EXPECT_FALSE(view.snapshot()->registered);
   std::vector<uint64_t> seen;
   view.subscribe([&](std::shared_ptr<const cluster_snapshot> s) { seen.push_back(s->sequence); });
-  ASSERT_TRUE(view.start(broker_registration{7, "localhost", 9092, "PLAINTEXT", std::nullopt}).ok());
+  ASSERT_TRUE(view.start(broker_registration{7, "localhost", 9092, "PLAINTEXT", {}, std::nullopt}).ok());
   auto snap = view.snapshot();
   EXPECT_TRUE(snap->registered);
   EXPECT_EQ(snap->controller_id, 7);

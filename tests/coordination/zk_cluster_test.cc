@@ -24,7 +24,7 @@ bool eventually(P pred, int ms = 5000) {
   return pred();
 }
 
-broker_registration reg(int32_t id, int32_t port) { return {id, "127.0.0.1", port, "PLAINTEXT", std::nullopt}; }
+broker_registration reg(int32_t id, int32_t port) { return {id, "127.0.0.1", port, "PLAINTEXT", {}, std::nullopt}; }
 
 std::string show(const partition_state* s) {
   if (s == nullptr) return "(none)";

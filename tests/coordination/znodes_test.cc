@@ -11,7 +11,7 @@ namespace {
 namespace json = boost::json;
 
 TEST(znodes, broker_registration_has_kafkas_v5_fields) {
-  broker_registration b{1, "127.0.0.1", 9092, "PLAINTEXT", std::nullopt};
+  broker_registration b{1, "127.0.0.1", 9092, "PLAINTEXT", {}, std::nullopt};
   auto text = broker_znode::encode(b, 1700000000123);
   auto o = json::parse(text).as_object();
   EXPECT_EQ(o.at("version").as_int64(), 5);
@@ -36,7 +36,7 @@ TEST(znodes, broker_registration_has_kafkas_v5_fields) {
 }
 
 TEST(znodes, broker_registration_reads_ipv6_and_v1) {
-  broker_registration b{2, "::1", 9093, "PLAINTEXT", std::nullopt};
+  broker_registration b{2, "::1", 9093, "PLAINTEXT", {}, std::nullopt};
   auto back = broker_znode::decode(2, broker_znode::encode(b, 1));
   ASSERT_TRUE(back.ok()) << back.err().message;
   EXPECT_EQ(back->host, "::1");
@@ -45,6 +45,29 @@ TEST(znodes, broker_registration_reads_ipv6_and_v1) {
   ASSERT_TRUE(v1.ok()) << v1.err().message;
   EXPECT_EQ(v1->host, "h");
   EXPECT_EQ(v1->port, 1234);
+}
+
+TEST(znodes, broker_registration_keeps_every_listener) {
+  broker_registration b{4, "", 0, "INTERNAL", {}, std::nullopt};
+  b.endpoints = {{"INTERNAL", "10.0.0.4", 9091, "PLAINTEXT"}, {"SECURE", "broker4.example", 9094, "SASL_SSL"}};
+  auto o = json::parse(broker_znode::encode(b, 1)).as_object();
+  EXPECT_EQ(o.at("endpoints").as_array().at(1).as_string(), "SECURE://broker4.example:9094");
+  EXPECT_EQ(o.at("listener_security_protocol_map").as_object().at("SECURE").as_string(), "SASL_SSL");
+  EXPECT_EQ(o.at("host").as_string(), "10.0.0.4");  // the PLAINTEXT endpoint, as Kafka fills host/port
+  auto back = broker_znode::decode(4, broker_znode::encode(b, 1));
+  ASSERT_TRUE(back.ok()) << back.err().message;
+  ASSERT_EQ(back->endpoints.size(), 2u);
+  EXPECT_EQ(back->listener_name, "INTERNAL");
+  EXPECT_EQ(back->port, 9091);
+  ASSERT_NE(back->endpoint_of("SECURE"), nullptr);
+  EXPECT_EQ(back->endpoint_of("SECURE")->security_protocol, "SASL_SSL");
+  EXPECT_EQ(back->endpoint_of("SECURE")->port, 9094);
+  EXPECT_EQ(back->endpoint_of("OTHER"), nullptr);
+
+  b.endpoints = {{"SSL", "h", 9093, "SSL"}};  // no PLAINTEXT endpoint: Kafka writes host null, port -1
+  o = json::parse(broker_znode::encode(b, 1)).as_object();
+  EXPECT_TRUE(o.at("host").is_null());
+  EXPECT_EQ(o.at("port").as_int64(), -1);
 }
 
 TEST(znodes, controller_and_epoch) {

@@ -140,7 +140,7 @@ class zookeeper_cluster_test : public ::testing::Test {
   zk_cluster& start_broker(int32_t id) {
     auto c = zk_cluster::open(opts);
     if (!c.ok()) throw std::runtime_error(c.err().message);
-    auto r = (*c)->start(broker_registration{id, "127.0.0.1", 9090 + id, "PLAINTEXT", std::nullopt});
+    auto r = (*c)->start(broker_registration{id, "127.0.0.1", 9090 + id, "PLAINTEXT", {}, std::nullopt});
     if (!r.ok()) throw std::runtime_error(r.err().message);
     brokers[id] = std::move(*c);
     return *brokers[id];
