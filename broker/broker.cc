@@ -114,6 +114,20 @@ result<void> broker::start() {
   services_ = std::unique_ptr<broker_services>(new broker_services{config_, *topics_, *view_, *groups_, *txns_, *producer_ids_,
                                                                    *faults_, system_clock::instance(),
                                                                    *credentials_, store_->cluster_id(), replicas_.get()});
+  quotas_ = std::make_unique<quota_manager>(*store_, config_.quota_window_num, config_.quota_window_size_seconds);
+  if (auto r = quotas_->reload(); !r) return error{r.err().code, "cannot read the client quotas: " + r.err().message};
+  quotas_->start();
+  services_->quotas = quotas_.get();
+  if (config_.authorizer_enabled) {
+    security::authorizer_options o;
+    o.super_users = security::parse_super_users(config_.values.at("super.users"));
+    o.allow_everyone_if_no_acl_found = config_.allow_everyone_if_no_acl_found;
+    o.refresh_ms = config_.acl_refresh_interval_ms;
+    authorizer_ = std::make_unique<security::authorizer>(*store_, std::move(o));
+    if (auto r = authorizer_->reload(); !r) return error{r.err().code, "cannot read the ACLs: " + r.err().message};
+    authorizer_->start();
+    services_->authorizer = authorizer_.get();
+  }
   dispatcher_ = std::make_unique<dispatcher>(*services_);
   if (!cluster_mode_) {
     groups_->start();  // replays __consumer_offsets if it exists

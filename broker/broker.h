@@ -9,6 +9,7 @@
 #include "broker/config.h"
 #include "broker/fault_injection.h"
 #include "broker/producer_id_manager.h"
+#include "broker/quota_manager.h"
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/txn_service.h"
@@ -17,6 +18,7 @@
 #include "broker/dispatcher.h"
 #include "broker/topic_registry.h"
 #include "broker/replication/replica_manager.h"
+#include "broker/security/authorizer.h"
 #include "broker/security/credential_store.h"
 #include "coordination/cluster_store.h"
 #include "coordination/cluster_view.h"
@@ -55,6 +57,8 @@ class broker {
   /// Single node: an embedded_store; cluster mode: a zk_cluster. Both are store and view at once.
   std::unique_ptr<coordination::cluster_store> store_;
   std::unique_ptr<security::credential_store> credentials_;  // over store_
+  std::unique_ptr<security::authorizer> authorizer_;         // authorizer.class.name set
+  std::unique_ptr<quota_manager> quotas_;                    // client byte-rate quotas
   coordination::cluster_view* view_ = nullptr;  // the same object as store_
   bool cluster_mode_ = false;
   std::unique_ptr<replica_manager> replicas_;

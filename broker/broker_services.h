@@ -14,8 +14,10 @@ class txn_service;
 class producer_id_manager;
 class fault_injector;
 class replica_manager;
+class quota_manager;
 namespace security {
 class credential_store;
+class authorizer;
 }
 
 /// The broker's services as handlers see them. Every member outlives every connection (the broker keeps them
@@ -34,6 +36,11 @@ struct broker_services {
   /// Cluster mode only: roles, fetchers, ISR changes (broker/replication/). Null on a single node, where the
   /// ISR is always this broker and nothing replicates.
   replica_manager* replicas = nullptr;
+  /// The ACL authorizer (broker/security/authorizer.h); null without authorizer.class.name, when every request
+  /// is allowed (handlers/authorization.h).
+  security::authorizer* authorizer = nullptr;
+  /// Client byte-rate quotas (broker/quota_manager.h); null in unit tests (no quotas).
+  quota_manager* quotas = nullptr;
 };
 
 }  // namespace sluice::broker

@@ -132,6 +132,14 @@ const std::map<std::string, std::string>& defaults() {
       {"sasl.server.max.receive.size", "524288"},
       {"connections.max.reauth.ms", "0"},
       {"connection.failed.authentication.delay.ms", "100"},
+      // authorization (KIP-11; broker/security/authorizer.h): off unless authorizer.class.name is set
+      {"authorizer.class.name", ""},
+      {"super.users", ""},
+      {"allow.everyone.if.no.acl.found", "false"},
+      {"sluice.acl.refresh.interval.ms", "500"},
+      // client quotas (KIP-13, KIP-55; broker/quota_manager.h)
+      {"quota.window.num", "11"},
+      {"quota.window.size.seconds", "1"},
   };
   return d;
 }
@@ -175,7 +183,9 @@ int8_t type_of(const std::string& key) {
       {"ssl.principal.mapping.rules", S}, {"ssl.endpoint.identification.algorithm", S},
       {"sasl.enabled.mechanisms", LIST}, {"sasl.mechanism.inter.broker.protocol", S}, {"sasl.jaas.config", P},
       {"sasl.server.max.receive.size", I}, {"connections.max.reauth.ms", L},
-      {"connection.failed.authentication.delay.ms", I},
+      {"connection.failed.authentication.delay.ms", I}, {"authorizer.class.name", S}, {"super.users", S},
+      {"allow.everyone.if.no.acl.found", B}, {"sluice.acl.refresh.interval.ms", I}, {"quota.window.num", I},
+      {"quota.window.size.seconds", I},
   };
   auto it = types.find(key);
   return it == types.end() ? S : it->second;
@@ -451,6 +461,20 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
 #define SLUICE_CHECK_INT(key, lo) \
   if (auto r = parse_int<int64_t>(v, key, lo, INT64_MAX); !r) return r.err();
   SLUICE_CHECK_INT("log.flush.offset.checkpoint.interval.ms", 1);
+  SLUICE_BOOL(allow_everyone_if_no_acl_found, "allow.everyone.if.no.acl.found");
+  SLUICE_INT(acl_refresh_interval_ms, "sluice.acl.refresh.interval.ms", int32_t, 10, INT32_MAX);
+  SLUICE_INT(quota_window_num, "quota.window.num", int32_t, 1, INT32_MAX);
+  SLUICE_INT(quota_window_size_seconds, "quota.window.size.seconds", int32_t, 1, INT32_MAX);
+  {
+    // Kafka's two built-in authorizers (ZooKeeper and KRaft); both mean the ACL authorizer here.
+    const std::string& a = v["authorizer.class.name"];
+    if (!a.empty() && a != "kafka.security.authorizer.AclAuthorizer" &&
+        a != "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+      return config_error("invalid value '" + a +
+                          "' for authorizer.class.name: expected kafka.security.authorizer.AclAuthorizer or "
+                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or empty: no authorization)");
+    c.authorizer_enabled = !a.empty();
+  }
 #undef SLUICE_INT
 #undef SLUICE_BOOL
 

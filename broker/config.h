@@ -56,6 +56,12 @@ struct broker_config {
   double test_fault_produce_drop_response_rate = 0; // sluice.test.fault.produce.drop.response.rate (TEST HOOK)
   uint64_t test_fault_seed = 1;                     // sluice.test.fault.seed (TEST HOOK)
 
+  bool authorizer_enabled = false;                  // authorizer.class.name set (broker/security/authorizer.h)
+  bool allow_everyone_if_no_acl_found = false;      // allow.everyone.if.no.acl.found
+  int32_t acl_refresh_interval_ms = 500;            // sluice.acl.refresh.interval.ms: re-read of the cluster's ACLs
+  int32_t quota_window_num = 11;                    // quota.window.num: samples of a client's rate
+  int32_t quota_window_size_seconds = 1;            // quota.window.size.seconds: length of one sample
+
   /// The listener inter-broker traffic uses (inter.broker.listener.name, else the listener named by
   /// security.inter.broker.protocol, else the first listener).
   std::string inter_broker_listener_name = "PLAINTEXT";

@@ -103,8 +103,9 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
               protocol::api_name(h.api_key), h.api_version, h.correlation_id);
     co_return outcome{kind::close, {}};
   }
-  if (result.what == handler_outcome::kind::no_response) co_return outcome{kind::no_response, {}};
-  co_return outcome{rc.close_after_response ? kind::respond_then_close : kind::respond, std::move(result.frame)};
+  if (result.what == handler_outcome::kind::no_response) co_return outcome{kind::no_response, {}, rc.mute_ms};
+  co_return outcome{rc.close_after_response ? kind::respond_then_close : kind::respond, std::move(result.frame),
+                    rc.mute_ms};
 }
 
 }  // namespace sluice::broker

@@ -41,6 +41,7 @@ class dispatcher {
     /// respond_then_close: a failed SASL authentication's answer, after which the connection goes (KIP-152).
     enum class kind { respond, no_response, close, respond_then_close } what = kind::respond;
     protocol::encoded_frame frame;
+    int32_t mute_ms = 0;  // quota throttling: read nothing on the connection for this long after answering
   };
 
   /// Handles one request frame (the bytes after the 4-byte size). `frame` must stay valid until the returned

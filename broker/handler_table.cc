@@ -93,6 +93,11 @@ constexpr served_api kServed[] = {
      &adapt<protocol::describe_user_scram_credentials_request, handlers::describe_user_scram_credentials>},
     {api_key::alter_user_scram_credentials,
      &adapt<protocol::alter_user_scram_credentials_request, handlers::alter_user_scram_credentials>},
+    {api_key::describe_acls, &adapt<protocol::describe_acls_request, handlers::describe_acls>},
+    {api_key::create_acls, &adapt<protocol::create_acls_request, handlers::create_acls>},
+    {api_key::delete_acls, &adapt<protocol::delete_acls_request, handlers::delete_acls>},
+    {api_key::describe_client_quotas, &adapt<protocol::describe_client_quotas_request, handlers::describe_client_quotas>},
+    {api_key::alter_client_quotas, &adapt<protocol::alter_client_quotas_request, handlers::alter_client_quotas>},
 };
 
 std::vector<handler_entry> build_table() {

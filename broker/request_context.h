@@ -17,6 +17,9 @@ struct request_context {
   /// Set by the dispatcher from its quota hook before the handler runs; written into every response that
   /// has a ThrottleTimeMs field (KIP-219).
   int32_t throttle_time_ms = 0;
+  /// Set by a handler whose client went over its quota: the connection reads nothing more for this many ms
+  /// after the response (Kafka mutes the channel, KIP-219).
+  int32_t mute_ms = 0;
   bool close_connection = false;  // set by a handler: close the connection instead of answering (test hooks)
   /// Set by a handler: send the response, then close the connection (failed SASL authentication, KIP-152).
   bool close_after_response = false;

@@ -26,6 +26,7 @@ struct session {
   std::string principal = "User:ANONYMOUS";
   sasl_state sasl = sasl_state::not_required;
   std::string peer;       // "address:port" of the client
+  std::string client_host;  // the client's IP address alone, as ACL hosts name it ("127.0.0.1", "::1")
   std::string client_id;  // the last request header's client id (null: "")
   /// KIP-511: what ApiVersions v3+ named ("unknown" until then, as Kafka reports it).
   std::string client_software_name = "unknown";

@@ -55,6 +55,15 @@ namespace sluice::coordination {
 const std::error_category& coordination_category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), coordination_category()}; }
 
+/// One ACL node: a resource pattern. `pattern_type` "LITERAL" or "PREFIXED", `resource_type` Kafka's ZooKeeper
+/// spelling ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User").
+struct acl_node_key {
+  std::string pattern_type;
+  std::string resource_type;
+  std::string name;
+  auto operator<=>(const acl_node_key&) const = default;
+};
+
 /// Cluster metadata store. Implementations: embedded_store (single node, a file under log.dirs) and, for
 /// clusters, ZooKeeper. Thread-safe: callers may use it from any strand (admin path, not the data path).
 class cluster_store {
@@ -86,6 +95,14 @@ class cluster_store {
   /// Replaces one entity's configs; empty `configs` removes the entity. errc::io_error if not persisted.
   virtual result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
                                           std::map<std::string, std::string> configs) = 0;
+  /// The ACL nodes of the cluster: Kafka's /kafka-acl/<ResourceType>/<name> (LITERAL patterns) and
+  /// /kafka-acl-extended/prefixed/<ResourceType>/<name> (PREFIXED, KIP-290), each holding
+  /// {"version":1,"acls":[{"principal":..,"permissionType":..,"operation":..,"host":..}]} (encoded and decoded by
+  /// broker/security/acl.h). Read from the store on every call. errc::io_error when unreadable.
+  virtual result<std::map<acl_node_key, std::string>> acl_nodes() const = 0;
+  /// Writes one ACL node (nullopt or an empty ACL list deletes it) and leaves Kafka's change notification
+  /// (/kafka-acl-changes or /kafka-acl-extended-changes). errc::io_error if not persisted.
+  virtual result<void> set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) = 0;
 };
 
 /// A fresh random topic id (never all-zero), as Kafka's Uuid.randomUuid.

@@ -135,6 +135,14 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const std::filesyst
           for (const auto& [k, v] : configs.as_object())
             store->entity_configs_[std::string(type)][std::string(name)][std::string(k)] = json::value_to<std::string>(v);
     }
+    if (const auto* a = root.if_contains("acls")) {
+      for (const auto& n : a->as_array()) {
+        const auto& o = n.as_object();
+        acl_node_key key{json::value_to<std::string>(o.at("pattern_type")), json::value_to<std::string>(o.at("resource_type")),
+                         json::value_to<std::string>(o.at("name"))};
+        store->acl_nodes_[std::move(key)] = json::value_to<std::string>(o.at("data"));
+      }
+    }
   } catch (const std::exception& e) {
     return io_failure("corrupt " + store->file_.string() + ": " + e.what());
   }
@@ -164,6 +172,13 @@ result<void> embedded_store::persist() const {
       types[type] = std::move(named);
     }
     root["entity_configs"] = std::move(types);
+  }
+  if (!acl_nodes_.empty()) {
+    json::array acls;
+    for (const auto& [key, data] : acl_nodes_)
+      acls.push_back(json::object{{"pattern_type", key.pattern_type}, {"resource_type", key.resource_type},
+                                  {"name", key.name}, {"data", data}});
+    root["acls"] = std::move(acls);
   }
   std::string text = json::serialize(root);
   auto tmp = file_;
@@ -393,6 +408,23 @@ result<void> embedded_store::set_entity_configs(const std::string& entity_type, 
   }
   if (auto r = persist(); !r) {
     entity_configs_ = std::move(saved);
+    return r;
+  }
+  return {};
+}
+
+result<std::map<acl_node_key, std::string>> embedded_store::acl_nodes() const {
+  std::lock_guard lock(mutex_);
+  return acl_nodes_;
+}
+
+result<void> embedded_store::set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) {
+  std::lock_guard lock(mutex_);
+  auto saved = acl_nodes_;
+  if (data) acl_nodes_[key] = *data;
+  else acl_nodes_.erase(key);
+  if (auto r = persist(); !r) {
+    acl_nodes_ = std::move(saved);
     return r;
   }
   return {};

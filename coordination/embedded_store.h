@@ -44,6 +44,9 @@ class embedded_store final : public cluster_store, public cluster_view {
       const std::string& entity_type) const override;
   result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
                                   std::map<std::string, std::string> configs) override;
+  /// Kept in the file as "acls": [{"pattern_type":"LITERAL","resource_type":"Topic","name":"t","data":"{..}"}].
+  result<std::map<acl_node_key, std::string>> acl_nodes() const override;
+  result<void> set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) override;
 
   // cluster_view
   result<void> start(const broker_registration& self) override;
@@ -71,7 +74,8 @@ class embedded_store final : public cluster_store, public cluster_view {
   std::string cluster_id_;
   std::map<std::string, topic_assignment> topics_;
   std::optional<producer_id_block> latest_producer_id_block_;
-  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> entity_configs_;  // type -> name -> key
+  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> entity_configs_;
+  std::map<acl_node_key, std::string> acl_nodes_;  // type -> name -> key
 
   std::mutex publish_mutex_;  // one publication at a time, in order
   mutable std::mutex view_mutex_;

@@ -3,6 +3,7 @@
 // handleAddOffsetsToTxnRequest adds TopicPartition(__consumer_offsets, partitionFor(group))).
 #include "broker/group_service.h"
 #include "broker/groups/partition_for_group.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/topic_registry.h"
@@ -14,6 +15,14 @@ using protocol::error_code;
 task<protocol::add_offsets_to_txn_response> add_offsets_to_txn(broker_services& svc, request_context& rc,
                                                                protocol::add_offsets_to_txn_request& req) {
   protocol::add_offsets_to_txn_response resp;
+  if (!authorized(svc, rc, acl_operation::write, resource_type::transactional_id, req.transactional_id)) {
+    resp.error_code = error_code::transactional_id_authorization_failed;
+    co_return resp;
+  }
+  if (!authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id)) {
+    resp.error_code = error_code::group_authorization_failed;
+    co_return resp;
+  }
   auto [s, lookup] = txn_shard_for_request(svc, req.transactional_id);
   if (!s) {
     resp.error_code = lookup;

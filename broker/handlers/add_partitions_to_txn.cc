@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/topic_registry.h"
@@ -45,7 +46,8 @@ std::vector<response::add_partitions_to_txn_topic_result> answer_all(
 }
 
 /// One transaction: the unknown-partition check, then the coordinator.
-task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_services& svc, int16_t version,
+task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_services& svc, request_context& rc,
+                                                                         int16_t version,
                                                                          const std::string& id,
                                                                          int64_t producer_id, int16_t producer_epoch,
                                                                          bool verify_only,
@@ -54,11 +56,17 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
   r.transactional_id = id;
   r.producer_id = producer_id;
   r.producer_epoch = producer_epoch;
+  // Kafka: Write on the transactional id (every partition answers the error), then Write on each topic.
+  if (version <= 3 && !authorized(svc, rc, acl_operation::write, resource_type::transactional_id, id))
+    co_return answer_all(topics, {}, error_code::transactional_id_authorization_failed, true);
   std::map<txn::topic_partition, error_code> unknown;
   for (const auto& t : topics) {
     auto topic = svc.topics.find(t.name);
+    const bool denied = version <= 3 && !authorized(svc, rc, acl_operation::write, resource_type::topic, t.name);
     for (int32_t p : t.partitions) {
-      if (!topic || p < 0 || p >= static_cast<int32_t>(topic->partitions.size())) {
+      if (denied) {
+        unknown[{t.name, p}] = error_code::topic_authorization_failed;
+      } else if (!topic || p < 0 || p >= static_cast<int32_t>(topic->partitions.size())) {
         unknown[{t.name, p}] = error_code::unknown_topic_or_partition;
       } else if (topic->internal) {
         // Kafka: a producer may not write an internal topic (it is not authorized to; no markers go there).
@@ -89,13 +97,18 @@ task<std::vector<response::add_partitions_to_txn_topic_result>> add_one(broker_s
 task<response> add_partitions_to_txn(broker_services& svc, request_context& rc, request& req) {
   response resp;
   if (rc.header.api_version <= 3) {
-    auto op = add_one(svc, rc.header.api_version, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+    auto op = add_one(svc, rc, rc.header.api_version, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
                       req.v3_and_below_producer_epoch, false, req.v3_and_below_topics);
     resp.results_by_topic_v3_and_below = co_await std::move(op);
     co_return resp;
   }
+  // v4+: sent by brokers (KIP-890), ClusterAction on the cluster.
+  if (!cluster_authorized(svc, rc, acl_operation::cluster_action)) {
+    resp.error_code = error_code::cluster_authorization_failed;
+    co_return resp;
+  }
   for (const auto& t : req.transactions) {
-    auto op = add_one(svc, rc.header.api_version, t.transactional_id, t.producer_id, t.producer_epoch, t.verify_only, t.topics);
+    auto op = add_one(svc, rc, rc.header.api_version, t.transactional_id, t.producer_id, t.producer_epoch, t.verify_only, t.topics);
     auto topics = co_await std::move(op);
     resp.results_by_transaction.push_back({t.transactional_id, std::move(topics), {}});
   }

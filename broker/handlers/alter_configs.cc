@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
@@ -94,7 +95,17 @@ std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::
 
 }  // namespace
 
-task<protocol::alter_configs_response> alter_configs(broker_services& svc, request_context&,
+/// Kafka: AlterConfigs on the topic, or on the cluster for a broker.
+std::optional<std::pair<error_code, std::string>> authorization_problem(broker_services& svc, request_context& rc,
+                                                                        int8_t type, const std::string& name) {
+  if (type == kTopicResource && !authorized(svc, rc, acl_operation::alter_configs, resource_type::topic, name))
+    return std::make_pair(error_code::topic_authorization_failed, std::string("Topic authorization failed."));
+  if (type != kTopicResource && !cluster_authorized(svc, rc, acl_operation::alter_configs))
+    return std::make_pair(error_code::cluster_authorization_failed, std::string("Cluster authorization failed."));
+  return std::nullopt;
+}
+
+task<protocol::alter_configs_response> alter_configs(broker_services& svc, request_context& rc,
                                                      protocol::alter_configs_request& req) {
   using result = protocol::alter_configs_response::alter_configs_resource_response;
   protocol::alter_configs_response resp;
@@ -102,6 +113,7 @@ task<protocol::alter_configs_response> alter_configs(broker_services& svc, reque
   for (size_t i = 0; i < req.resources.size(); ++i) {
     const auto& r = req.resources[i];
     auto problem = problems[i];
+    if (!problem) problem = authorization_problem(svc, rc, r.resource_type, r.resource_name);
     // The controller (ConfigurationControlManager.validateAlterConfig): the name, the values, then whether the
     // topic exists (topic_registry::set_configs checks the last two in that order).
     if (!problem) problem = topic_name_problem(r.resource_name);
@@ -118,7 +130,7 @@ task<protocol::alter_configs_response> alter_configs(broker_services& svc, reque
 }
 
 task<protocol::incremental_alter_configs_response> incremental_alter_configs(
-    broker_services& svc, request_context&, protocol::incremental_alter_configs_request& req) {
+    broker_services& svc, request_context& rc, protocol::incremental_alter_configs_request& req) {
   using result = protocol::incremental_alter_configs_response::alter_configs_resource_response;
   protocol::incremental_alter_configs_response resp;
   const auto problems = preprocess(req.resources, [](const auto& c) { return c.config_operation == kDelete; });
@@ -127,6 +139,10 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     auto fail = [&](error_code code, std::string message) {
       resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, code, std::move(message)));
     };
+    if (auto denied = problems[i] ? std::nullopt : authorization_problem(svc, rc, r.resource_type, r.resource_name)) {
+      fail(denied->first, std::move(denied->second));
+      continue;
+    }
     if (problems[i]) {
       fail(problems[i]->first, problems[i]->second);
       continue;

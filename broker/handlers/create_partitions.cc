@@ -3,6 +3,7 @@
 #include <map>
 
 #include "broker/handlers/cluster_wait.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -42,6 +43,12 @@ task<response> create_partitions(broker_services& svc, request_context& rc, prot
       count = 0;
       out.error_code = error_code::invalid_request;
       out.error_message = "Duplicate topic name.";
+      resp.results.push_back(std::move(out));
+      continue;
+    }
+    if (!authorized(svc, rc, acl_operation::alter, resource_type::topic, t.name)) {
+      out.error_code = error_code::topic_authorization_failed;  // Kafka: Alter on the topic
+      out.error_message = "The topic authorization is failed.";
       resp.results.push_back(std::move(out));
       continue;
     }

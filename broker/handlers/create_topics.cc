@@ -4,6 +4,7 @@
 #include <set>
 
 #include "broker/handlers/cluster_wait.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_config.h"
@@ -71,6 +72,7 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
   for (const auto& ct : req.topics) ++seen[ct.name];
   std::vector<std::pair<std::string, int32_t>> created;  // cluster mode: waited for below
   std::set<std::string> duplicates_answered;
+  const bool cluster_create = cluster_authorized(svc, rc, acl_operation::create);
   for (const auto& ct : req.topics) {
     // Kafka's ControllerApis.createTopics: a name given twice gets ONE entry, INVALID_REQUEST.
     if (seen[ct.name] > 1 && !duplicates_answered.insert(ct.name).second) continue;
@@ -93,6 +95,9 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
     }
     if (seen[ct.name] > 1) {
       problem = {error_code::invalid_request, "Duplicate topic name."};
+    } else if (!cluster_create && !authorized(svc, rc, acl_operation::create, resource_type::topic, ct.name)) {
+      // Kafka: Create on the cluster or on the topic.
+      problem = {error_code::topic_authorization_failed, "Authorization failed."};
     } else if (auto bad = svc.topics.check_new_name(ct.name); !bad.ok()) {
       // validateNewTopicNames (Topic.validate, INVALID_TOPIC_EXCEPTION), then an existing topic, then a collision.
       problem = {bad.code, bad.message};

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -22,7 +23,9 @@ task<response> delete_groups(broker_services& svc, request_context& rc, protocol
   std::map<std::shared_ptr<group_service::shard>, std::vector<std::string>> by_shard;
   for (const auto& id : ids) {
     auto s = svc.groups.shard_for(id);
-    if (!s) {
+    if (!authorized(svc, rc, acl_operation::remove, resource_type::group, id)) {
+      codes[id] = error_code::group_authorization_failed;
+    } else if (!s) {
       codes[id] = error_code::not_coordinator;
     } else {
       by_shard[s].push_back(id);

@@ -6,6 +6,7 @@
 
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -14,7 +15,7 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::delete_records_response;
 
-task<response> delete_records(broker_services& svc, request_context&, protocol::delete_records_request& req) {
+task<response> delete_records(broker_services& svc, request_context& rc, protocol::delete_records_request& req) {
   // Kafka keys the request by topic-partition: a partition named twice is answered once, for its last offset; a
   // topic named twice is one topic of the answer, and one with no partitions is not answered.
   struct wanted_topic {
@@ -40,12 +41,15 @@ task<response> delete_records(broker_services& svc, request_context&, protocol::
     response::delete_records_topic_result tr;
     tr.name = *w.name;
     auto t = svc.topics.find(*w.name);
+    const bool denied = !authorized(svc, rc, acl_operation::remove, resource_type::topic, *w.name);
     for (const auto& [index, offset] : w.partitions) {
       response::delete_records_partition_result pr;
       pr.partition_index = index;
       pr.low_watermark = -1;
       auto p = partition_of(t, index);
-      if (!p || !p->is_leader()) {
+      if (denied) {
+        pr.error_code = error_code::topic_authorization_failed;
+      } else if (!p || !p->is_leader()) {
         pr.error_code = p ? error_code::not_leader_or_follower : missing_partition_error(t, index);
       } else {
         auto delete_op = call_on(p->strand(), [p, offset] { return p->delete_records_before(offset); });

@@ -2,6 +2,7 @@
 #include <map>
 #include <set>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_registry.h"
@@ -84,7 +85,11 @@ task<response> delete_topics(broker_services& svc, request_context& rc, protocol
     // the topic id.
     const bool by_name = w.name.has_value();
     std::shared_ptr<const topic> t = by_name ? svc.topics.find(*w.name) : svc.topics.find(from_wire(w.id));
-    if (!svc.config.delete_topic_enable) {
+    if (!authorized(svc, rc, acl_operation::remove, resource_type::topic, t ? t->name : w.name.value_or(""))) {
+      // Kafka: Delete on the topic (checked before existence, so an unauthorized client learns nothing).
+      out.error_code = error_code::topic_authorization_failed;
+      out.error_message = "Authorization failed.";
+    } else if (!svc.config.delete_topic_enable) {
       out.error_code = error_code::topic_deletion_disabled;
     } else if (!t) {
       out.error_code = by_name ? error_code::unknown_topic_or_partition : error_code::unknown_topic_id;

@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "broker/handlers/cluster_view.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -44,7 +45,11 @@ task<response> describe_cluster(broker_services& svc, request_context& rc, proto
     b.rack = std::move(ep.rack);
     resp.brokers.push_back(std::move(b));
   }
-  resp.cluster_authorized_operations = req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
+  resp.cluster_authorized_operations =
+      req.include_cluster_authorized_operations
+          ? authorized_operations(svc, rc, resource_type::cluster, security::cluster_resource_name,
+                                  cluster_authorized_operations)
+          : INT32_MIN;
   co_return resp;
 }
 

@@ -3,6 +3,7 @@
 // configs, read-only.
 #include <charconv>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
@@ -137,6 +138,16 @@ task<response> describe_configs(broker_services& svc, request_context& rc, proto
       co_return resp;
     }
   for (const auto& r : req.resources) {
+    // Kafka: DescribeConfigs on the topic, or on the cluster for a broker.
+    if (r.resource_type == kTopicResource &&
+        !authorized(svc, rc, acl_operation::describe_configs, resource_type::topic, r.resource_name)) {
+      resp.results.push_back(error_result(r, error_code::topic_authorization_failed, "Topic authorization failed."));
+      continue;
+    }
+    if (r.resource_type == kBrokerResource && !cluster_authorized(svc, rc, acl_operation::describe_configs)) {
+      resp.results.push_back(error_result(r, error_code::cluster_authorization_failed, "Cluster authorization failed."));
+      continue;
+    }
     if (r.resource_type == kTopicResource) {
       // Kafka: Topic.validate first (INVALID_TOPIC_EXCEPTION), then the metadata cache.
       if (auto reason = invalid_topic_name_reason(r.resource_name)) {

@@ -1,5 +1,6 @@
 // DescribeGroups (key 15): state, protocol and members of each group (unknown groups: "Dead").
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -19,6 +20,11 @@ task<response> describe_groups(broker_services& svc, request_context& rc, protoc
     response::described_group out;
     out.group_id = id;
     auto s = svc.groups.shard_for(id);
+    if (!authorized(svc, rc, acl_operation::describe, resource_type::group, id)) {
+      out.error_code = error_code::group_authorization_failed;
+      resp.groups.push_back(std::move(out));
+      continue;
+    }
     if (!s) {
       out.error_code = error_code::not_coordinator;
       resp.groups.push_back(std::move(out));
@@ -31,7 +37,7 @@ task<response> describe_groups(broker_services& svc, request_context& rc, protoc
     out.protocol_type = d.protocol_type;
     out.protocol_data = d.protocol;
     // Kafka fills the operations of the groups it answered without an error (v3+, when asked).
-    if (req.include_authorized_operations && out.error_code == error_code::none) out.authorized_operations = kGroupOperations;
+    if (req.include_authorized_operations && out.error_code == error_code::none) out.authorized_operations = authorized_operations(svc, rc, resource_type::group, id, kGroupOperations);
     for (auto& m : d.members) {
       out.members.push_back({m.member_id, m.group_instance_id, m.client_id, m.client_host, std::move(m.metadata),
                              std::move(m.assignment)});

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -12,9 +13,13 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_log_dirs_response;
 
-task<response> describe_log_dirs(broker_services& svc, request_context&, protocol::describe_log_dirs_request& req) {
+task<response> describe_log_dirs(broker_services& svc, request_context& rc, protocol::describe_log_dirs_request& req) {
   response resp;
   resp.error_code = error_code::none;
+  if (!cluster_authorized(svc, rc, acl_operation::describe)) {
+    resp.error_code = error_code::cluster_authorization_failed;  // Kafka: Describe on the cluster (v3+ carries it)
+    co_return resp;
+  }
   std::map<std::filesystem::path, response::describe_log_dirs_result> by_dir;
   for (const auto& dir : svc.topics.log_dirs()) {
     response::describe_log_dirs_result r;

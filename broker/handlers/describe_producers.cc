@@ -3,6 +3,7 @@
 // last marker, and the first offset of its open transaction (-1: none). Per partition:
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 #include "broker/call_on.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_name.h"
 #include "broker/topic_registry.h"
@@ -12,7 +13,7 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_producers_response;
 
-task<response> describe_producers(broker_services& svc, request_context&, protocol::describe_producers_request& req) {
+task<response> describe_producers(broker_services& svc, request_context& rc, protocol::describe_producers_request& req) {
   response resp;
   for (const auto& t : req.topics) {
     response::topic_response tr;
@@ -24,6 +25,8 @@ task<response> describe_producers(broker_services& svc, request_context&, protoc
       auto p = partition_of(topic, index);
       if (invalid_topic_name_reason(t.name)) {
         pr.error_code = error_code::invalid_topic_exception;  // Kafka checks the name first
+      } else if (!authorized(svc, rc, acl_operation::read, resource_type::topic, t.name)) {
+        pr.error_code = error_code::topic_authorization_failed;
       } else if (!p) {
         pr.error_code = missing_partition_error(topic, index);
       } else if (!p->is_leader()) {

@@ -2,6 +2,7 @@
 // NOT_COORDINATOR (coordinated elsewhere), COORDINATOR_LOAD_IN_PROGRESS, TRANSACTIONAL_ID_NOT_FOUND.
 #include <map>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 
@@ -10,12 +11,17 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_transactions_response;
 
-task<response> describe_transactions(broker_services& svc, request_context&, protocol::describe_transactions_request& req) {
+task<response> describe_transactions(broker_services& svc, request_context& rc, protocol::describe_transactions_request& req) {
   response resp;
   for (const auto& id : req.transactional_ids) {
     response::transaction_state st;
     st.transactional_id = id;
     // An id with an error keeps the schema's defaults (0), as Kafka answers it.
+    if (!authorized(svc, rc, acl_operation::describe, resource_type::transactional_id, id)) {
+      st.error_code = error_code::transactional_id_authorization_failed;
+      resp.transaction_states.push_back(std::move(st));
+      continue;
+    }
     auto [s, lookup] = txn_shard_for_request(svc, id);  // an empty id is INVALID_REQUEST, not looked up
     if (!s) {
       st.error_code = lookup;

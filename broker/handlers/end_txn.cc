@@ -2,6 +2,7 @@
 // PrepareAbort is in __transaction_state; the markers are written after the answer, as in Kafka, and the
 // transaction completes when every partition has its marker. Transaction version 1 semantics at every version:
 // the producer's epoch must be the current one; v5 echoes the producer id and epoch (unchanged).
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 
@@ -13,6 +14,10 @@ task<protocol::end_txn_response> end_txn(broker_services& svc, request_context& 
   protocol::end_txn_response resp;
   resp.producer_id = -1;
   resp.producer_epoch = -1;
+  if (!authorized(svc, rc, acl_operation::write, resource_type::transactional_id, req.transactional_id)) {
+    resp.error_code = error_code::transactional_id_authorization_failed;
+    co_return resp;
+  }
   auto [s, lookup] = txn_shard_for_request(svc, req.transactional_id);
   if (!s) {
     resp.error_code = lookup;

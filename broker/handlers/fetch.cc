@@ -12,6 +12,7 @@
 
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/partition_errc.h"
@@ -134,9 +135,15 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     run where;
   };
   std::vector<resolved> ordered;
+  // Authorization (KafkaApis.handleFetchRequest): ClusterAction for a follower, Read on each topic for a consumer;
+  // refused partitions answer TOPIC_AUTHORIZATION_FAILED.
+  const bool follower_denied = from_follower && !cluster_authorized(svc, rc, acl_operation::cluster_action);
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& ft = req.topics[ti];
     std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
+    const bool denied = follower_denied || (!from_follower && svc.authorizer != nullptr &&
+                                            !authorized(svc, rc, acl_operation::read, resource_type::topic,
+                                                        t ? t->name : ft.topic));
     for (size_t pi = 0; pi < ft.partitions.size(); ++pi) {
       if (!is_last(ti, pi)) continue;
       const auto& fp = ft.partitions[pi];
@@ -156,6 +163,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
         pd.aborted_transactions.emplace();
         where = version >= 13 && !from_follower ? run::unknown_id : run::refused;
+      } else if (denied) {
+        pd.error_code = error_code::topic_authorization_failed;
+        pd.aborted_transactions.emplace();
+        where = run::refused;
       } else if (auto p = partition_of(t, fp.partition); !p) {
         pd.error_code = missing_partition_error(t, fp.partition);
         if (pd.error_code == error_code::unknown_topic_or_partition) {
@@ -292,7 +303,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       budget -= outcome.data->region.size;
       if (outcome.data->region.size > 0) min_one = false;
     }
-    if (total >= min_bytes || any_error || slots.empty() || until.passed()) break;
+    if (total >= min_bytes || any_error || slots.empty() || until.passed()) {
+      if (!from_follower) throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
+      break;
+    }
 
     // Long poll (Kafka's DelayedFetch): one waiter parked on every partition read, woken by the first
     // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.

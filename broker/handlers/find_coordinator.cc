@@ -5,6 +5,7 @@
 #include "broker/group_service.h"
 #include "broker/groups/partition_for_group.h"
 #include "broker/handlers/cluster_view.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -58,6 +59,11 @@ task<response> find_coordinator(broker_services& svc, request_context& rc, proto
     if (req.key_type != 0 && req.key_type != 1) {
       c.error_code = error_code::invalid_request;
       c.error_message = "unknown coordinator key type " + std::to_string(req.key_type);
+    } else if (!authorized(svc, rc, acl_operation::describe, txn ? resource_type::transactional_id : resource_type::group,
+                           key)) {
+      // Kafka: Describe on the group or transactional id, before the coordinator is looked for.
+      c.error_code = txn ? error_code::transactional_id_authorization_failed : error_code::group_authorization_failed;
+      c.error_message = txn ? "Transactional Id authorization failed." : "Group authorization failed.";
     } else if (auto cluster = svc.topics.cluster(); cluster && svc.topics.cluster_mode()) {
       // Cluster mode: the leader of the key's internal-topic partition, wherever it is.
       locate_in_cluster(svc, *cluster, txn ? transaction_state_topic : consumer_offsets_topic, ensure, key,

@@ -8,6 +8,11 @@
 #include "protocol/messages/add_offsets_to_txn.h"
 #include "protocol/messages/add_partitions_to_txn.h"
 #include "protocol/messages/alter_configs.h"
+#include "protocol/messages/create_acls.h"
+#include "protocol/messages/delete_acls.h"
+#include "protocol/messages/describe_acls.h"
+#include "protocol/messages/describe_client_quotas.h"
+#include "protocol/messages/alter_client_quotas.h"
 #include "protocol/messages/describe_producers.h"
 #include "protocol/messages/describe_transactions.h"
 #include "protocol/messages/end_txn.h"
@@ -128,5 +133,15 @@ task<protocol::alter_user_scram_credentials_response> alter_user_scram_credentia
 
 /// The full ApiVersions answer at `version` (also used for the v0 UNSUPPORTED_VERSION answer, KIP-511).
 protocol::api_versions_response api_versions_list(protocol::error_code error);
+
+// ACLs (KIP-140): handlers/acls.cc.
+task<protocol::describe_acls_response> describe_acls(broker_services&, request_context&, protocol::describe_acls_request&);
+task<protocol::create_acls_response> create_acls(broker_services&, request_context&, protocol::create_acls_request&);
+task<protocol::delete_acls_response> delete_acls(broker_services&, request_context&, protocol::delete_acls_request&);
+// Client quotas (KIP-546): handlers/client_quotas.cc.
+task<protocol::describe_client_quotas_response> describe_client_quotas(broker_services&, request_context&,
+                                                                       protocol::describe_client_quotas_request&);
+task<protocol::alter_client_quotas_response> alter_client_quotas(broker_services&, request_context&,
+                                                                 protocol::alter_client_quotas_request&);
 
 }  // namespace sluice::broker::handlers

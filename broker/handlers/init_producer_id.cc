@@ -12,6 +12,7 @@
 //    NOT_COORDINATOR when the id is coordinated elsewhere.
 #include "base/logging.h"
 #include "broker/error_map.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/producer_id_manager.h"
@@ -28,6 +29,20 @@ task<protocol::init_producer_id_response> init_producer_id(broker_services& svc,
   // v3+ (KIP-360): the producer id and epoch are both set or both -1 (Kafka's InitProducerIdRequest check).
   if ((req.producer_id == -1) != (req.producer_epoch == -1)) {
     resp.error_code = error_code::invalid_request;
+    co_return resp;
+  }
+  // Kafka: Write on the transactional id; an idempotent producer needs IdempotentWrite on the cluster or Write on
+  // some topic (KIP-679).
+  if (req.transactional_id.has_value() && !req.transactional_id->empty() &&
+      !authorized(svc, rc, acl_operation::write, resource_type::transactional_id, *req.transactional_id)) {
+    resp.error_code = error_code::transactional_id_authorization_failed;
+    co_return resp;
+  }
+  if (!req.transactional_id.has_value() && svc.authorizer != nullptr &&
+      !cluster_authorized(svc, rc, acl_operation::idempotent_write) &&
+      !svc.authorizer->authorize_any(rc.session.principal, rc.session.client_host, acl_operation::write,
+                                     resource_type::topic)) {
+    resp.error_code = error_code::cluster_authorization_failed;
     co_return resp;
   }
   if (req.transactional_id.has_value()) {

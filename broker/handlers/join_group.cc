@@ -1,5 +1,6 @@
 // JoinGroup (key 11): joins a member to its group's rebalance; the answer comes when the join phase ends.
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -12,6 +13,10 @@ task<response> join_group(broker_services& svc, request_context& rc, protocol::j
   response resp;
   resp.member_id = req.member_id;
   if (version < 7) resp.protocol_name = "";
+  if (!authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id)) {
+    resp.error_code = error_code::group_authorization_failed;
+    co_return resp;
+  }
   auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;

@@ -1,5 +1,6 @@
 // LeaveGroup (key 13): one member (v0-2) or a batch named by member id or group instance id (v3+, KIP-345).
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -10,6 +11,10 @@ using response = protocol::leave_group_response;
 task<response> leave_group(broker_services& svc, request_context& rc, protocol::leave_group_request& req) {
   const int16_t version = rc.header.api_version;
   response resp;
+  if (!authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id)) {
+    resp.error_code = error_code::group_authorization_failed;
+    co_return resp;
+  }
   auto s = svc.groups.shard_for(req.group_id);
   if (!s) {
     resp.error_code = error_code::not_coordinator;

@@ -7,6 +7,7 @@
 
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -50,12 +51,18 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
     response::list_offsets_topic_response tr;
     tr.name = lt.name;
     auto t = svc.topics.find(lt.name);
+    const bool denied = !authorized(svc, rc, acl_operation::describe, resource_type::topic, lt.name);
     for (const auto& lp : lt.partitions) {
       response::list_offsets_partition_response pr;
       pr.partition_index = lp.partition_index;
       pr.timestamp = -1;
       pr.offset = -1;
       pr.leader_epoch = -1;
+      if (denied) {
+        pr.error_code = error_code::topic_authorization_failed;
+        tr.partitions.push_back(std::move(pr));
+        continue;
+      }
       if (version >= 1 && named[{lt.name, lp.partition_index}] > 1) {
         if (!duplicates_answered.insert({lt.name, lp.partition_index}).second) continue;
         pr.error_code = error_code::invalid_request;

@@ -12,6 +12,7 @@
 
 #include "base/logging.h"
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 
@@ -61,6 +62,8 @@ task<response> list_transactions(broker_services& svc, request_context& rc, prot
     if (e == txn::txn_error::coordinator_load_in_progress) resp.error_code = error_code::coordinator_load_in_progress;
     if (e != txn::txn_error::none) continue;
     for (const auto& l : found) {
+      // Kafka lists the transactional ids the principal may describe.
+      if (!authorized(svc, rc, acl_operation::describe, resource_type::transactional_id, l.transactional_id)) continue;
       if (pattern) {
         bool match = false;
         try {

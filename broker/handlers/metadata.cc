@@ -9,6 +9,7 @@
 #include <set>
 
 #include "broker/handlers/cluster_view.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/topic_name.h"
@@ -128,7 +129,20 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
   resp.cluster_id = c ? c->cluster_id : svc.cluster_id;
   resp.controller_id = controller_id(svc);
   resp.cluster_authorized_operations =
-      req.include_cluster_authorized_operations ? cluster_authorized_operations : INT32_MIN;
+      req.include_cluster_authorized_operations
+          ? authorized_operations(svc, rc, resource_type::cluster, security::cluster_resource_name,
+                                  cluster_authorized_operations)
+          : INT32_MIN;
+  // Authorization (KafkaApis.getTopicMetadata): a topic is described only with Describe on it; asked for by name
+  // or id without it, the answer is TOPIC_AUTHORIZATION_FAILED whether it exists or not.
+  auto may_describe = [&](const std::string& name) {
+    return authorized(svc, rc, acl_operation::describe, resource_type::topic, name);
+  };
+  auto with_operations = [&](response::metadata_response_topic&& t) {
+    if (ops && svc.authorizer != nullptr && t.name)
+      t.topic_authorized_operations = authorized_operations(svc, rc, resource_type::topic, *t.name, kTopicOperations);
+    return std::move(t);
+  };
 
   auto by_name = [&](const std::string& name) -> std::optional<response::metadata_response_topic> {
     if (c) {
@@ -152,17 +166,19 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
   const bool all = !req.topics.has_value() || (version == 0 && req.topics->empty());
   if (all) {
     if (c) {
-      for (const auto& [name, a] : c->topics) resp.topics.push_back(describe(*c, a, ops));
+      for (const auto& [name, a] : c->topics)
+        if (may_describe(name)) resp.topics.push_back(with_operations(describe(*c, a, ops)));
     } else {
-      for (const auto& t : svc.topics.all()) resp.topics.push_back(describe(svc, *t, ops));
+      for (const auto& t : svc.topics.all())
+        if (may_describe(t->name)) resp.topics.push_back(with_operations(describe(svc, *t, ops)));
     }
     co_return resp;
   }
   // Kafka fills the authorized operations of every topic asked for by name, errors included (not of unknown ids).
-  auto named_error = [ops](error_code code, const std::string& name) {
+  auto named_error = [&](error_code code, const std::string& name) {
     auto out = topic_error(code, name);
     if (ops) out.topic_authorized_operations = kTopicOperations;
-    return out;
+    return with_operations(std::move(out));
   };
   std::set<std::string> names_answered;  // Kafka answers a topic named twice once (the request is a set)
   std::set<std::string> ids_answered;
@@ -176,8 +192,12 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     // Topic.validate rejects, so it is INVALID_TOPIC_EXCEPTION as below, never an id lookup.
     if (!wanted.topic_id.is_zero() || !wanted.name.has_value()) {
       auto found = wanted.topic_id.is_zero() ? std::nullopt : by_id(from_wire(wanted.topic_id));
-      if (found) {
-        resp.topics.push_back(std::move(*found));
+      if (found && found->name && !may_describe(*found->name)) {
+        auto denied = topic_error(error_code::topic_authorization_failed, std::nullopt);
+        denied.topic_id = wanted.topic_id;
+        resp.topics.push_back(std::move(denied));
+      } else if (found) {
+        resp.topics.push_back(with_operations(std::move(*found)));
       } else {
         auto unknown = topic_error(error_code::unknown_topic_id, std::nullopt);
         unknown.topic_id = wanted.topic_id;  // Kafka echoes the id it does not know
@@ -186,8 +206,12 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
       continue;
     }
     const std::string& name = *wanted.name;
+    if (!may_describe(name)) {
+      resp.topics.push_back(named_error(error_code::topic_authorization_failed, name));
+      continue;
+    }
     if (auto found = by_name(name)) {
-      resp.topics.push_back(std::move(*found));
+      resp.topics.push_back(with_operations(std::move(*found)));
       continue;
     }
     // Kafka (KafkaApis.getTopicMetadata, AutoTopicCreationManager): a name Topic.validate rejects is
@@ -200,6 +224,12 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
       resp.topics.push_back(named_error(error_code::unknown_topic_or_partition, name));
       continue;
     }
+    // Auto-creation needs Create on the cluster or on the topic.
+    if (!cluster_authorized(svc, rc, acl_operation::create) &&
+        !authorized(svc, rc, acl_operation::create, resource_type::topic, name)) {
+      resp.topics.push_back(named_error(error_code::topic_authorization_failed, name));
+      continue;
+    }
     int16_t replication_factor = svc.config.default_replication_factor;
     if (c)  // never more replicas than live brokers for an auto-created topic
       replication_factor = static_cast<int16_t>(std::clamp<size_t>(c->brokers.size(), 1, static_cast<size_t>(std::max<int16_t>(replication_factor, 1))));
@@ -210,7 +240,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
     // topic it just auto-created; clients ask again.
     auto created = c ? std::nullopt : by_name(name);
     const bool made = err.ok() || err.code == error_code::topic_already_exists;
-    resp.topics.push_back(created ? std::move(*created) : named_error(made ? error_code::leader_not_available : err.code, name));
+    resp.topics.push_back(created ? with_operations(std::move(*created)) : named_error(made ? error_code::leader_not_available : err.code, name));
   }
   co_return resp;
 }

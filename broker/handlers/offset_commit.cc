@@ -3,6 +3,7 @@
 #include <map>
 
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -23,12 +24,18 @@ task<response> offset_commit(broker_services& svc, request_context& rc, protocol
   r.retention_time_ms = (version >= 2 && version <= 4) ? req.retention_time_ms : -1;
   r.api_version = version;
   std::vector<std::pair<size_t, size_t>> where;  // r.partitions[i] answers codes[first][second]
+  const bool group_denied = !authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id);
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     const auto& t = req.topics[ti];
     auto topic = svc.topics.find(t.name);
+    const bool topic_denied = !group_denied && !authorized(svc, rc, acl_operation::read, resource_type::topic, t.name);
     codes[ti].resize(t.partitions.size(), error_code::none);
     for (size_t pi = 0; pi < t.partitions.size(); ++pi) {
       const auto& p = t.partitions[pi];
+      if (group_denied || topic_denied) {
+        codes[ti][pi] = group_denied ? error_code::group_authorization_failed : error_code::topic_authorization_failed;
+        continue;
+      }
       if (!topic || p.partition_index < 0 || p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
         codes[ti][pi] = error_code::unknown_topic_or_partition;
         continue;

@@ -1,6 +1,7 @@
 // OffsetFetch (key 9): committed offsets of one group (v0-7) or several (v8+, KIP-709); a null topic list
 // (v2+) asks for every committed partition. Partitions without a commit answer offset -1.
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -59,6 +60,46 @@ void add_requested_empty_topics(std::vector<Topic>& out, const RequestTopics& re
   }
 }
 
+/// Authorization (Kafka's handleOffsetFetchRequest): Describe on each topic. Requested partitions of a topic
+/// without it are taken out of `parts` into the returned list (answered TOPIC_AUTHORIZATION_FAILED); for "every
+/// partition" (null) the answer is filtered by `keep_authorized`.
+std::vector<groups::topic_partition> take_denied(broker_services& svc, request_context& rc, tp_list& parts) {
+  std::vector<groups::topic_partition> denied;
+  if (!parts || svc.authorizer == nullptr) return denied;
+  std::erase_if(*parts, [&](const groups::topic_partition& tp) {
+    if (authorized(svc, rc, acl_operation::describe, resource_type::topic, tp.topic)) return false;
+    denied.push_back(tp);
+    return true;
+  });
+  return denied;
+}
+
+void keep_authorized(broker_services& svc, request_context& rc, groups::offset_fetch_result& r) {
+  if (svc.authorizer == nullptr) return;
+  std::erase_if(r.partitions, [&](const groups::offset_fetch_partition& p) {
+    return !authorized(svc, rc, acl_operation::describe, resource_type::topic, p.tp.topic);
+  });
+}
+
+template <typename Topic, typename Partition>
+void add_denied(std::vector<Topic>& out, const std::vector<groups::topic_partition>& denied) {
+  for (const auto& tp : denied) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Topic& t) { return t.name == tp.topic; });
+    if (it == out.end()) {
+      out.push_back({});
+      out.back().name = tp.topic;
+      it = out.end() - 1;
+    }
+    Partition q;
+    q.partition_index = tp.partition;
+    q.committed_offset = -1;
+    q.committed_leader_epoch = -1;
+    q.metadata = "";
+    q.error_code = error_code::topic_authorization_failed;
+    it->partitions.push_back(std::move(q));
+  }
+}
+
 }  // namespace
 
 task<response> offset_fetch(broker_services& svc, request_context& rc, protocol::offset_fetch_request& req) {
@@ -72,11 +113,19 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
         for (const auto& t : *g.topics)
           for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
       }
-      auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable);
       response::offset_fetch_response_group out;
       out.group_id = g.group_id;
+      if (!authorized(svc, rc, acl_operation::describe, resource_type::group, g.group_id)) {
+        out.error_code = error_code::group_authorization_failed;
+        resp.groups.push_back(std::move(out));
+        continue;
+      }
+      const auto denied = take_denied(svc, rc, parts);
+      auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable);
+      if (!g.topics) keep_authorized(svc, rc, r);
       out.error_code = to_kafka(r.error);
       out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
+      add_denied<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(out.topics, denied);
       if (g.topics) add_requested_empty_topics(out.topics, *g.topics);
       resp.groups.push_back(std::move(out));
     }
@@ -88,13 +137,28 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
     for (const auto& t : *req.topics)
       for (int32_t p : t.partition_indexes) parts->push_back({t.name, p});
   }
+  if (!authorized(svc, rc, acl_operation::describe, resource_type::group, req.group_id)) {
+    resp.error_code = error_code::group_authorization_failed;
+    if (version < 2 && req.topics)  // no top-level error before v2: on every partition
+      for (const auto& t : *req.topics) {
+        response::offset_fetch_response_topic out;
+        out.name = t.name;
+        for (int32_t p : t.partition_indexes)
+          out.partitions.push_back({p, -1, -1, "", error_code::group_authorization_failed, {}});
+        resp.topics.push_back(std::move(out));
+      }
+    co_return resp;
+  }
+  const auto denied = take_denied(svc, rc, parts);
   auto r = co_await fetch_one(svc, req.group_id, parts, version >= 7 && req.require_stable);
+  if (!req.topics) keep_authorized(svc, rc, r);
   if (to_kafka(r.error) != error_code::none && version < 2 && parts) {
     // No top-level error before v2: Kafka puts the group's error on every partition.
     for (const auto& tp : *parts) r.partitions.push_back({tp, -1, -1, "", r.error});
   }
   resp.error_code = to_kafka(r.error);
   resp.topics = by_topic<response::offset_fetch_response_topic, response::offset_fetch_response_partition>(r.partitions);
+  add_denied<response::offset_fetch_response_topic, response::offset_fetch_response_partition>(resp.topics, denied);
   if (req.topics) add_requested_empty_topics(resp.topics, *req.topics);
   co_return resp;
 }

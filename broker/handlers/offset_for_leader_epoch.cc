@@ -3,6 +3,7 @@
 // the LEO for the current epoch). Followers use it to truncate a divergent tail before fetching;
 // consumers (KIP-320) to detect log truncation.
 #include "broker/call_on.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 
@@ -11,19 +12,25 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::offset_for_leader_epoch_response;
 
-task<response> offset_for_leader_epoch(broker_services& svc, request_context&, protocol::offset_for_leader_epoch_request& req) {
+task<response> offset_for_leader_epoch(broker_services& svc, request_context& rc, protocol::offset_for_leader_epoch_request& req) {
   response resp;
+  const bool follower = rc.header.api_version >= 3 && req.replica_id >= 0;
+  const bool follower_denied = follower && !cluster_authorized(svc, rc, acl_operation::cluster_action);
   for (const auto& rt : req.topics) {
     response::offset_for_leader_topic_result tr;
     tr.topic = rt.topic;
     auto t = svc.topics.find(rt.topic);
+    const bool denied =
+        follower_denied || (!follower && !authorized(svc, rc, acl_operation::describe, resource_type::topic, rt.topic));
     for (const auto& rp : rt.partitions) {
       response::epoch_end_offset out;
       out.partition = rp.partition;
       out.leader_epoch = -1;
       out.end_offset = -1;
       auto p = partition_of(t, rp.partition);
-      if (!p) {
+      if (denied) {
+        out.error_code = error_code::topic_authorization_failed;
+      } else if (!p) {
         out.error_code = missing_partition_error(t, rp.partition);
       } else if (!p->is_leader()) {
         out.error_code = error_code::not_leader_or_follower;

@@ -9,6 +9,7 @@
 #include "broker/call_on.h"
 #include "broker/error_map.h"
 #include "broker/fault_injection.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
@@ -178,7 +179,18 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   response resp;
   resp.responses.reserve(req.topic_data.size());
   auto transactional = find_transactional(req);
-  if (!req.transactional_id.has_value() && !transactional.partitions.empty()) {
+  // Quotas (KIP-13): the request's records count against the producer's rate, whatever their fate.
+  if (svc.quotas != nullptr) {
+    int64_t bytes = 0;
+    for (const auto& td : req.topic_data)
+      for (const auto& pd : td.partition_data)
+        if (pd.records_) bytes += static_cast<int64_t>(pd.records_->bytes.size());
+    throttle_for_quota(svc, rc, quota_manager::kind::produce, bytes);
+  }
+  const bool txn_id_denied =
+      req.transactional_id.has_value() &&
+      !authorized(svc, rc, acl_operation::write, resource_type::transactional_id, *req.transactional_id);
+  if (txn_id_denied || (!req.transactional_id.has_value() && !transactional.partitions.empty())) {
     // Kafka's handleProduceRequest: transactional records need a transactional id (it is what is authorized);
     // the whole request is answered with the error.
     for (const auto& td : req.topic_data) {
@@ -212,6 +224,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     response::topic_produce_response tr;
     tr.name = topic_name;
     auto t = svc.topics.find(topic_name);
+    const bool topic_denied = !authorized(svc, rc, acl_operation::write, resource_type::topic, topic_name);
     for (auto* pdp : planned.partitions) {
       auto& pd = *pdp;
       response::partition_produce_response pr;
@@ -227,6 +240,8 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
       if (version < 3) {
         // Message formats v0/v1 (Produce v0-2) are not stored; Kafka 4.0 answers the same (KIP-896).
         pr.error_code = error_code::unsupported_version;
+      } else if (topic_denied) {
+        pr.error_code = error_code::topic_authorization_failed;  // before existence: Kafka hides unauthorized topics
       } else if (!p) {
         pr.error_code = missing_partition_error(t, pd.index);
       } else if (!pd.records_.has_value()) {

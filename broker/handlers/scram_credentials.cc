@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/security/credential_store.h"
 
@@ -13,8 +14,13 @@ using protocol::error_code;
 using security::scram_mechanism;
 
 task<protocol::describe_user_scram_credentials_response> describe_user_scram_credentials(
-    broker_services& svc, request_context&, protocol::describe_user_scram_credentials_request& req) {
+    broker_services& svc, request_context& rc, protocol::describe_user_scram_credentials_request& req) {
   protocol::describe_user_scram_credentials_response resp;
+  if (!cluster_authorized(svc, rc, acl_operation::describe)) {  // Kafka: Describe on the cluster
+    resp.error_code = error_code::cluster_authorization_failed;
+    resp.error_message = "Cluster authorization failed.";
+    co_return resp;
+  }
   auto all = svc.credentials.describe();
   if (!all) {
     resp.error_code = error_code::unknown_server_error;
@@ -60,7 +66,7 @@ task<protocol::describe_user_scram_credentials_response> describe_user_scram_cre
 }
 
 task<protocol::alter_user_scram_credentials_response> alter_user_scram_credentials(
-    broker_services& svc, request_context&, protocol::alter_user_scram_credentials_request& req) {
+    broker_services& svc, request_context& rc, protocol::alter_user_scram_credentials_request& req) {
   protocol::alter_user_scram_credentials_response resp;
   using result_t = protocol::alter_user_scram_credentials_response::alter_user_scram_credentials_result;
   // Kafka answers once per user, in the order users first appear (deletions, then upsertions); a user named by
@@ -76,6 +82,8 @@ task<protocol::alter_user_scram_credentials_response> alter_user_scram_credentia
   };
   for (const auto& d : req.deletions) note(d.name), ++count[{d.name, d.mechanism}];
   for (const auto& u : req.upsertions) note(u.name), ++count[{u.name, u.mechanism}];
+  if (!cluster_authorized(svc, rc, acl_operation::alter))  // Kafka: Alter on the cluster, every user refused
+    for (const auto& user : order) fail(user, error_code::cluster_authorization_failed, "Cluster authorization failed.");
   auto all = svc.credentials.describe();
   for (const auto& [key, n] : count)
     if (n > 1) fail(key.first, error_code::duplicate_resource, "A user credential cannot be altered twice in the same request");

@@ -1,5 +1,6 @@
 // SyncGroup (key 14): the leader hands in the assignment; every member gets its own part.
 #include "broker/group_service.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 
 namespace sluice::broker::handlers {
@@ -12,6 +13,10 @@ task<response> sync_group(broker_services& svc, request_context& rc, protocol::s
   if (rc.header.api_version >= 5 && (!req.protocol_type || !req.protocol_name)) {
     // Kafka's handleSyncGroupRequest: from v5 both are mandatory, checked before the group is looked at.
     resp.error_code = error_code::inconsistent_group_protocol;
+    co_return resp;
+  }
+  if (!authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id)) {
+    resp.error_code = error_code::group_authorization_failed;
     co_return resp;
   }
   auto s = svc.groups.shard_for(req.group_id);

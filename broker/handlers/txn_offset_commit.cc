@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "broker/group_service.h"
 #include "broker/groups/partition_for_group.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -59,9 +60,16 @@ task<response> txn_offset_commit(broker_services& svc, request_context& rc, prot
   // transaction INVALID_TXN_STATE (v0-3) or TRANSACTION_ABORTABLE (v4), as Kafka 4.4 answers. Checked when the coordinator of the transactional id is on
   // this broker (single node always); otherwise the log's epoch check is what fences a stale producer.
   error_code verified = error_code::none;
+  // Kafka: Write on the transactional id, Read on the group.
+  if (!authorized(svc, rc, acl_operation::write, resource_type::transactional_id, req.transactional_id))
+    verified = error_code::transactional_id_authorization_failed;
+  else if (!authorized(svc, rc, acl_operation::read, resource_type::group, req.group_id))
+    verified = error_code::group_authorization_failed;
   auto offsets_topic = svc.topics.find(consumer_offsets_topic);
   // An empty group id is INVALID_GROUP_ID first (the coordinator answers it).
-  if (!r.partitions.empty() && !req.group_id.empty() && req.transactional_id.empty()) {
+  if (verified != error_code::none) {
+    // answered below
+  } else if (!r.partitions.empty() && !req.group_id.empty() && req.transactional_id.empty()) {
     // The transaction coordinator's verification refuses an empty transactional id (INVALID_REQUEST).
     verified = error_code::invalid_request;
   } else if (!r.partitions.empty() && !req.group_id.empty() && offsets_topic && !offsets_topic->partitions.empty()) {

@@ -11,6 +11,7 @@
 
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/txn_common.h"
 #include "broker/topic_registry.h"
@@ -20,7 +21,22 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::write_txn_markers_response;
 
-task<response> write_txn_markers(broker_services& svc, request_context&, protocol::write_txn_markers_request& req) {
+task<response> write_txn_markers(broker_services& svc, request_context& rc, protocol::write_txn_markers_request& req) {
+  if (!cluster_authorized(svc, rc, acl_operation::cluster_action)) {
+    // Kafka: only brokers (ClusterAction on the cluster) write markers; every partition answers the error.
+    response denied;
+    for (const auto& m : req.markers) {
+      response::writable_txn_marker_result mr;
+      mr.producer_id = m.producer_id;
+      for (const auto& t : m.topics) {
+        mr.topics.push_back({t.name, {}, {}});
+        for (int32_t index : t.partition_indexes)
+          mr.topics.back().partitions.push_back({index, error_code::cluster_authorization_failed, {}});
+      }
+      denied.markers.push_back(std::move(mr));
+    }
+    co_return denied;
+  }
   // Kafka keeps the outcome in a map by producer id, then by topic-partition: markers of the same producer are
   // answered as one, a partition named twice once (the last outcome), and a topic or marker without partitions
   // not at all. A partition this broker does not have is UNKNOWN_TOPIC_OR_PARTITION.

@@ -10,6 +10,10 @@ namespace sluice::broker::net {
 connection::connection(std::unique_ptr<transport> stream, session s, dispatcher& d, int32_t max_request_bytes)
     : stream_(std::move(stream)), session_(std::move(s)), dispatcher_(d), max_request_bytes_(max_request_bytes) {
   session_.peer = stream_->peer();
+  // "[::1]:5000" -> "::1", "127.0.0.1:5000" -> "127.0.0.1"
+  std::string host = session_.peer.substr(0, session_.peer.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  session_.client_host = std::move(host);
 }
 
 void connection::close() { stream_->close(); }
@@ -81,6 +85,13 @@ asio::awaitable<void> connection::run() {
         co_await std::move(write);
       }
       if (outcome.what == dispatcher::outcome::kind::respond_then_close) break;
+      if (outcome.mute_ms > 0) {
+        // Over its quota: the client's next request waits (KIP-219), whether or not the client honours the
+        // throttle time itself.
+        asio::steady_timer mute(stream_->executor(), std::chrono::milliseconds(outcome.mute_ms));
+        auto wait = mute.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await std::move(wait);
+      }
     }
   } catch (const boost::system::system_error& e) {
     log::debug("connection from {} ended: {}", peer, e.what());

@@ -11,6 +11,7 @@ lock per cache folder, and raises:
 | installer | manifest | registry | result |
 |---|---|---|---|
 | java()    | java/pom.xml                  | Maven Central (mvn, ~/.m2)  | <cache>/java-clients-4.4.0/{libs,classes} |
+| java_security() | java/pom.xml, java/SecurityClient.java | (java()'s jars) | <cache>/java-clients-4.4.0/security-classes |
 | go()      | go/go.mod, go/go.sum          | Go module proxy (go)        | <cache>/go/bin/<driver> (GOMODCACHE, GOCACHE in <cache>/go) |
 | venv()    | python/requirements.txt (hashes) | PyPI (pip in a venv)     | <cache>/pyvenv/bin/python |
 | node()    | node/package.json, package-lock.json | npm registry (npm ci) | <cache>/node/node_modules |
@@ -170,6 +171,27 @@ def java(cache):
             os.makedirs(classes)
             _run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*")] + JAVA_SOURCES, "javac")
             _write(os.path.join(classes, ".src-sha256"), want_src)
+    return java_bin, os.path.join(libs, "*") + os.pathsep + classes
+
+
+def java_security(cache):
+    """Returns (java executable, classpath) for java/SecurityClient.java (tests/integration/security): the jars of
+    java(), the driver compiled on its own into <cache>/java-clients-4.4.0/security-classes (the matrix's classes
+    are left as they are)."""
+    java_bin, _ = java(cache)
+    home = os.path.join(cache, "java-clients-4.4.0")
+    libs, classes = os.path.join(home, "libs"), os.path.join(home, "security-classes")
+    src = os.path.join(HERE, "java", "SecurityClient.java")
+    javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
+    if not os.access(javac, os.X_OK):
+        javac = shutil.which("javac")
+    with _Lock(home):
+        want = digest(JAVA_POM, src)
+        if not _stamp_ok(os.path.join(classes, ".src-sha256"), want):
+            shutil.rmtree(classes, ignore_errors=True)
+            os.makedirs(classes)
+            _run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*"), src], "javac SecurityClient.java")
+            _write(os.path.join(classes, ".src-sha256"), want)
     return java_bin, os.path.join(libs, "*") + os.pathsep + classes
 
 

@@ -175,4 +175,10 @@ result<void> zk_cluster::set_entity_configs(const std::string& entity_type, cons
   return store_.set_entity_configs(entity_type, name, configs);
 }
 
+result<std::map<acl_node_key, std::string>> zk_cluster::acl_nodes() const { return store_.acl_nodes(); }
+
+result<void> zk_cluster::set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) {
+  return store_.set_acl_node(key, data);
+}
+
 }  // namespace sluice::coordination::zk

@@ -254,3 +254,83 @@ result<void> zk_store::set_entity_configs(const std::string& type, const std::st
 }
 
 }  // namespace sluice::coordination::zk
+
+namespace sluice::coordination::zk {
+namespace {
+
+const char* const kAclResourceTypes[] = {"Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"};
+
+/// Kafka's parents: /kafka-acl for LITERAL patterns, /kafka-acl-extended/prefixed for PREFIXED (KIP-290).
+std::string acl_root(const std::string& pattern_type) {
+  return pattern_type == "PREFIXED" ? "/kafka-acl-extended/prefixed" : "/kafka-acl";
+}
+
+}  // namespace
+
+result<std::map<acl_node_key, std::string>> zk_store::acl_nodes() const {
+  auto s = session_.current();
+  if (!s) return io_fail("read /kafka-acl", zk_code::closed);
+  std::map<acl_node_key, std::string> out;
+  for (const char* pattern : {"LITERAL", "PREFIXED"}) {
+    for (const char* type : kAclResourceTypes) {
+      const std::string parent = acl_root(pattern) + "/" + type;
+      auto names = s->get_children(parent, nullptr);
+      if (names.code == zk_code::no_node) continue;
+      if (!names.ok()) return io_fail("read " + parent, names.code);
+      for (const auto& name : names.value) {
+        auto node = s->get(parent + "/" + name, nullptr);
+        if (node.code == zk_code::no_node) continue;  // deleted between the two reads
+        if (!node.ok()) return io_fail("read " + parent + "/" + name, node.code);
+        out[acl_node_key{pattern, type, name}] = node.value.data;
+      }
+    }
+  }
+  return out;
+}
+
+result<void> zk_store::set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) {
+  auto s = session_.current();
+  const std::string parent = acl_root(key.pattern_type) + "/" + key.resource_type;
+  const std::string path = parent + "/" + key.name;
+  if (!s) return io_fail("write " + path, zk_code::closed);
+  if (key.name.empty() || key.name.find('/') != std::string::npos)
+    return error{std::make_error_code(std::errc::invalid_argument), "ACL resource name '" + key.name + "' cannot be a ZooKeeper node name"};
+  if (!data) {
+    if (auto c = s->remove(path, -1); c != zk_code::ok && c != zk_code::no_node) return io_fail("delete " + path, c);
+  } else {
+    // Parents first (/kafka-acl-extended, /kafka-acl-extended/prefixed, then the type).
+    std::string at;
+    for (size_t i = 1; i <= parent.size(); ++i) {
+      if (i != parent.size() && parent[i] != '/') continue;
+      at = parent.substr(0, i);
+      if (auto c = s->create(at, "", create_mode::persistent).code; c != zk_code::ok && c != zk_code::node_exists)
+        return io_fail("create " + at, c);
+    }
+    bool written = false;
+    for (int attempt = 0; attempt < 3 && !written; ++attempt) {
+      auto r = s->set(path, *data, -1);
+      if (r.ok()) { written = true; break; }
+      if (r.code != zk_code::no_node) return io_fail("write " + path, r.code);
+      auto c = s->create(path, *data, create_mode::persistent);
+      if (c.ok()) { written = true; break; }
+      if (c.code != zk_code::node_exists) return io_fail("write " + path, c.code);
+    }
+    if (!written) return io_fail("write " + path, zk_code::node_exists);
+  }
+  // Kafka's change notifications: "Type:name" under /kafka-acl-changes for literal patterns, a JSON resource
+  // under /kafka-acl-extended-changes for the others.
+  std::string changes = "/kafka-acl-changes";
+  std::string change = key.resource_type + ":" + key.name;
+  if (key.pattern_type != "LITERAL") {
+    changes = "/kafka-acl-extended-changes";
+    change = R"({"version":1,"resourceType":")" + key.resource_type + R"(","name":")" + key.name +
+             R"(","patternType":"Prefixed"})";
+  }
+  if (auto c = s->create(changes, "", create_mode::persistent).code; c != zk_code::ok && c != zk_code::node_exists)
+    log::warn("ACL change notification for {}: ZooKeeper {}", path, to_string(c));
+  else if (auto n = s->create(changes + "/acl_changes_", change, create_mode::persistent_sequential); !n.ok())
+    log::warn("ACL change notification for {}: ZooKeeper {}", path, to_string(n.code));
+  return {};
+}
+
+}  // namespace sluice::coordination::zk

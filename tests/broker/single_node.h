@@ -15,6 +15,7 @@
 #include "broker/fault_injection.h"
 #include "broker/group_service.h"
 #include "broker/producer_id_manager.h"
+#include "broker/quota_manager.h"
 #include "broker/security/credential_store.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
@@ -39,6 +40,7 @@ struct single_node {
   std::unique_ptr<producer_id_manager> ids;
   fault_injector faults{0, 1};
   std::unique_ptr<security::credential_store> credentials;
+  std::unique_ptr<quota_manager> quotas;
   std::unique_ptr<broker_services> services;
 
   /// `properties`: broker keys besides log.dirs (e.g. broker.id). Topics and timers run on `io` and `clock`.
@@ -66,6 +68,8 @@ struct single_node {
     credentials = std::make_unique<security::credential_store>(*store);
     services = std::unique_ptr<broker_services>(new broker_services{*config, *topics, *store, *groups, *txns, *ids, faults,
                                                                     clock, *credentials, store->cluster_id(), nullptr});
+    quotas = std::make_unique<quota_manager>(*store, 11, 1);
+    services->quotas = quotas.get();
   }
 
   ~single_node() {
