@@ -101,7 +101,7 @@ sasl_token_result sasl_token(broker_services& svc, session& s, std::span<const u
       s.sasl = sasl_state::failed;
       s.sasl_exchange.reset();
       log::info("failed authentication with {} from {} (listener {}): {}", s.sasl_mechanism, s.peer,
-                s.security->listener_name, out.error_message.value_or(""));
+                s.security->listener_name, step.log_reason.empty() ? out.error_message.value_or("") : step.log_reason);
       return out;
     case security::sasl_step::kind::complete:
       break;

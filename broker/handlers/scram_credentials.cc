@@ -73,20 +73,21 @@ task<protocol::alter_user_scram_credentials_response> alter_user_scram_credentia
   // two alterations of the same mechanism is a duplicate, and nothing of that user changes.
   std::vector<std::string> order;
   std::map<std::string, std::pair<error_code, std::string>> failed;
-  std::map<std::pair<std::string, int8_t>, int> count;
+  // Kafka 4.4 (KRaft) refuses a user named twice in one request, whatever the mechanisms.
+  std::map<std::string, int> count;
   auto note = [&](const std::string& user) {
     if (std::find(order.begin(), order.end(), user) == order.end()) order.push_back(user);
   };
   auto fail = [&](const std::string& user, error_code e, std::string m) {
     failed.try_emplace(user, e, std::move(m));
   };
-  for (const auto& d : req.deletions) note(d.name), ++count[{d.name, d.mechanism}];
-  for (const auto& u : req.upsertions) note(u.name), ++count[{u.name, u.mechanism}];
+  for (const auto& d : req.deletions) note(d.name), ++count[d.name];
+  for (const auto& u : req.upsertions) note(u.name), ++count[u.name];
   if (!cluster_authorized(svc, rc, acl_operation::alter))  // Kafka: Alter on the cluster, every user refused
     for (const auto& user : order) fail(user, error_code::cluster_authorization_failed, "Cluster authorization failed.");
   auto all = svc.credentials.describe();
-  for (const auto& [key, n] : count)
-    if (n > 1) fail(key.first, error_code::duplicate_resource, "A user credential cannot be altered twice in the same request");
+  for (const auto& [user, n] : count)
+    if (n > 1) fail(user, error_code::duplicate_resource, "A user credential cannot be altered twice in the same request");
   for (const auto& d : req.deletions) {
     const auto m = security::scram_mechanism_from_number(d.mechanism);
     if (d.name.empty()) fail(d.name, error_code::unacceptable_credential, "Username must not be empty");

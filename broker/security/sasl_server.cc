@@ -45,8 +45,12 @@ class plain_server final : public sasl_server {
       if (nul == std::string_view::npos) break;
       start = nul + 1;
     }
-    if (tokens.size() != 3)
-      return failed("Invalid SASL/PLAIN response: expected 3 tokens, got " + std::to_string(tokens.size()));
+    if (tokens.size() != 3) {
+      // A malformed message is Kafka's SaslException: the client gets the generic text.
+      sasl_step s = failed("Authentication failed during authentication due to invalid credentials with SASL mechanism PLAIN");
+      s.log_reason = "Invalid SASL/PLAIN response: expected 3 tokens, got " + std::to_string(tokens.size());
+      return s;
+    }
     const std::string_view authzid = tokens[0], username = tokens[1], password = tokens[2];
     if (username.empty()) return failed("Authentication failed: username not specified");
     if (password.empty()) return failed("Authentication failed: password not specified");
@@ -105,7 +109,7 @@ class scram_server final : public sasl_server {
   sasl_step evaluate(std::span<const uint8_t> message) override {
     if (state_ == state::first) return client_first(as_text(message));
     if (state_ == state::final) return client_final(as_text(message));
-    return failed("Authentication failed: unexpected SCRAM message after the exchange ended");
+    return refused("unexpected SCRAM message after the exchange ended");
   }
 
  private:
@@ -116,33 +120,41 @@ class scram_server final : public sasl_server {
            std::string(scram_mechanism_name(mechanism_));
   }
 
+  /// Kafka's SaslServerAuthenticator tells the client only the generic text for every SCRAM failure but a
+  /// different authorization id, so that an unknown user and a wrong password look the same; the reason is logged.
+  sasl_step refused(std::string reason) const {
+    sasl_step s = failed(invalid_credentials());
+    s.log_reason = std::move(reason);
+    return s;
+  }
+
   sasl_step client_first(std::string_view text) {
     state_ = state::done;
     // gs2-header: ("n" | "y" | "p=" cb-name) "," [ "a=" authzid ] ","
     const size_t c1 = text.find(',');
     const size_t c2 = c1 == std::string_view::npos ? c1 : text.find(',', c1 + 1);
-    if (c2 == std::string_view::npos) return failed("Invalid SCRAM client first message format: " + std::string(text));
+    if (c2 == std::string_view::npos) return refused("Invalid SCRAM client first message format: " + std::string(text));
     const std::string_view cb = text.substr(0, c1), authz = text.substr(c1 + 1, c2 - c1 - 1);
-    if (cb != "n" && cb != "y") return failed("Authentication failed: channel binding is not supported");
+    if (cb != "n" && cb != "y") return refused("Authentication failed: channel binding is not supported");
     gs2_header_ = std::string(text.substr(0, c2 + 1));
     client_first_bare_ = std::string(text.substr(c2 + 1));
     auto attrs = attributes(client_first_bare_);
     if (attrs.size() < 2 || attrs[0].first != "n" || attrs[1].first != "r" || attrs[1].second.empty())
-      return failed("Invalid SCRAM client first message format: " + std::string(text));
+      return refused("Invalid SCRAM client first message format: " + std::string(text));
     auto user = decode_saslname(attrs[0].second);
-    if (!user) return failed("Invalid SCRAM client first message format: " + std::string(text));
+    if (!user) return refused("Invalid SCRAM client first message format: " + std::string(text));
     // Extensions (KIP-84: tokenauth=true for delegation tokens): Sluice has no delegation tokens.
     for (size_t i = 2; i < attrs.size(); ++i)
       if (attrs[i].first == "tokenauth" && attrs[i].second == "true")
-        return failed("Authentication failed: delegation tokens are not supported");
+        return refused("Authentication failed: delegation tokens are not supported");
     if (!authz.empty()) {
-      if (!authz.starts_with("a=")) return failed("Invalid SCRAM client first message format: " + std::string(text));
+      if (!authz.starts_with("a=")) return refused("Invalid SCRAM client first message format: " + std::string(text));
       auto authzid = decode_saslname(authz.substr(2));
       if (!authzid || *authzid != *user)
         return failed("Authentication failed: Client requested an authorization id that is different from username");
     }
     auto credential = lookup_(*user, mechanism_);
-    if (!credential) return failed("Authentication failed: Invalid user credentials");
+    if (!credential) return refused("unknown user " + *user);
     user_ = *user;
     credential_ = std::move(*credential);
     const bytes server_nonce = random_bytes(24);
@@ -159,22 +171,22 @@ class scram_server final : public sasl_server {
   sasl_step client_final(std::string_view text) {
     state_ = state::done;
     const size_t p = text.rfind(",p=");
-    if (p == std::string_view::npos) return failed("Invalid SCRAM client final message format: " + std::string(text));
+    if (p == std::string_view::npos) return refused("Invalid SCRAM client final message format: " + std::string(text));
     const std::string_view without_proof = text.substr(0, p);
     auto attrs = attributes(without_proof);
     if (attrs.size() < 2 || attrs[0].first != "c" || attrs[1].first != "r")
-      return failed("Invalid SCRAM client final message format: " + std::string(text));
-    if (attrs[1].second != nonce_) return failed("Invalid client nonce in the final client message.");
+      return refused("Invalid SCRAM client final message format: " + std::string(text));
+    if (attrs[1].second != nonce_) return refused("Invalid client nonce in the final client message.");
     auto channel = base64_decode(attrs[0].second);
-    if (!channel || as_text(*channel) != gs2_header_) return failed(invalid_credentials());
+    if (!channel || as_text(*channel) != gs2_header_) return refused("channel binding differs from the gs2 header");
     auto proof = base64_decode(text.substr(p + 3));
-    if (!proof) return failed("Invalid SCRAM client final message format: " + std::string(text));
+    if (!proof) return refused("Invalid SCRAM client final message format: " + std::string(text));
     const std::string auth_message = client_first_bare_ + "," + server_first_ + "," + std::string(without_proof);
     const bytes client_signature = scram_hmac(mechanism_, credential_.stored_key, as_bytes(auth_message));
-    if (proof->size() != client_signature.size()) return failed(invalid_credentials());
+    if (proof->size() != client_signature.size()) return refused("wrong password (client proof)");
     bytes client_key(client_signature.size());
     for (size_t i = 0; i < client_key.size(); ++i) client_key[i] = static_cast<uint8_t>((*proof)[i] ^ client_signature[i]);
-    if (!equal_secret(scram_hash(mechanism_, client_key), credential_.stored_key)) return failed(invalid_credentials());
+    if (!equal_secret(scram_hash(mechanism_, client_key), credential_.stored_key)) return refused("wrong password (client proof)");
     const bytes server_signature = scram_hmac(mechanism_, credential_.server_key, as_bytes(auth_message));
     sasl_step s;
     s.what = sasl_step::kind::complete;
@@ -212,34 +224,40 @@ class oauthbearer_server final : public sasl_server {
 
   sasl_step evaluate(std::span<const uint8_t> message) override {
     if (error_sent_) {
-      // RFC 7628 §3.2.3: after the error challenge the client answers with a single %x01; the exchange fails.
-      return failed(pending_error_);
+      // RFC 7628 §3.2.3: after the error challenge the client answers with a single %x01; the exchange fails
+      // with the challenge's text, as Kafka's OAuthBearerSaslServer fails it.
+      sasl_step f = failed(pending_error_);
+      f.log_reason = log_reason_;
+      return f;
     }
     auto token = bearer_token(as_text(message));
-    std::string problem;
-    sasl_step s;
     if (!token) {
-      problem = "invalid_request";
-      pending_error_ = "Authentication failed: invalid OAUTHBEARER client message";
-    } else if (auto r = validate(*token, s); !r.empty()) {
-      problem = "invalid_token";
-      pending_error_ = "Authentication failed: " + r;
-    } else {
-      s.what = sasl_step::kind::complete;
-      return s;
+      // An unparsable client message is Kafka's SaslException: the generic text, no challenge.
+      sasl_step f = failed("Authentication failed during authentication due to invalid credentials with SASL mechanism OAUTHBEARER");
+      f.log_reason = "invalid OAUTHBEARER client message";
+      return f;
     }
-    // The server's error is a JSON challenge (RFC 7628 §3.2.2), as Kafka's OAuthBearerSaslServer sends.
-    error_sent_ = true;
-    boost::json::object o{{"status", problem}};
-    if (!options_.required_scope.empty()) {
-      std::string scope;
-      for (const auto& sc : options_.required_scope) scope += (scope.empty() ? "" : " ") + sc;
-      o["scope"] = scope;
+    sasl_step s;
+    bool scope_missing = false;
+    if (auto r = validate(*token, s, scope_missing); !r.empty()) {
+      // The unsecured validator's error (OAuthBearerUnsecuredValidatorCallbackHandler): insufficient_scope with
+      // the required scope as Java prints a list, else invalid_token; sent as a JSON challenge (RFC 7628 §3.2.2).
+      error_sent_ = true;
+      pending_error_ = std::string(R"({"status":")") + (scope_missing ? "insufficient_scope" : "invalid_token") + "\"";
+      if (scope_missing) {
+        std::string scope;
+        for (const auto& sc : options_.required_scope) scope += (scope.empty() ? "" : ", ") + sc;
+        pending_error_ += R"(, "scope":"[)" + scope + "]\"";
+      }
+      pending_error_ += "}";
+      log_reason_ = std::move(r);
+      sasl_step challenge;
+      challenge.what = sasl_step::kind::challenge;
+      challenge.token = as_bytes(pending_error_);
+      return challenge;
     }
-    sasl_step challenge;
-    challenge.what = sasl_step::kind::challenge;
-    challenge.token = as_bytes(boost::json::serialize(o));
-    return challenge;
+    s.what = sasl_step::kind::complete;
+    return s;
   }
 
  private:
@@ -267,7 +285,7 @@ class oauthbearer_server final : public sasl_server {
   }
 
   /// "" when valid (filling s.principal_name and s.credential_expiry_ms), else why not.
-  std::string validate(const std::string& jws, sasl_step& s) {
+  std::string validate(const std::string& jws, sasl_step& s, bool& scope_missing) {
     const size_t d1 = jws.find('.');
     const size_t d2 = d1 == std::string::npos ? d1 : jws.find('.', d1 + 1);
     if (d2 == std::string::npos || jws.find('.', d2 + 1) != std::string::npos)
@@ -311,7 +329,10 @@ class oauthbearer_server final : public sasl_server {
         }
       }
       for (const auto& need : options_.required_scope)
-        if (std::find(have.begin(), have.end(), need) == have.end()) return "the token lacks the required scope " + need;
+        if (std::find(have.begin(), have.end(), need) == have.end()) {
+          scope_missing = true;
+          return "the token lacks the required scope " + need;
+        }
     }
     s.principal_name = std::string(sub->as_string());
     s.credential_expiry_ms = exp_ms;
@@ -322,6 +343,7 @@ class oauthbearer_server final : public sasl_server {
   std::function<int64_t()> now_ms_;
   bool error_sent_ = false;
   std::string pending_error_;
+  std::string log_reason_;
 };
 
 }  // namespace

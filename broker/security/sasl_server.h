@@ -21,7 +21,8 @@ struct sasl_step {
   enum class kind { challenge, complete, failed } what = kind::failed;
   bytes token;
   std::string principal_name;  // complete: the authorization id (user name, or the token's subject)
-  std::string error_message;   // failed
+  std::string error_message;   // failed: what the client is told (Kafka's text)
+  std::string log_reason;      // failed: what the broker logs when it differs (the client is told less)
   /// complete: when the credential stops being valid (wall clock ms), for KIP-368's session lifetime
   /// (OAUTHBEARER tokens expire); nullopt for passwords.
   std::optional<int64_t> credential_expiry_ms;

@@ -141,7 +141,7 @@ result<std::shared_ptr<ssl::context>> make_server_tls_context(const broker_confi
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = ctx->native_handle();
   SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION);
-  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_NO_AUTO_CHAIN);
 
   // --- key store ---
   std::string keystore_type = get("ssl.keystore.type");
