@@ -49,25 +49,11 @@ quota_manager::quota_manager(coordination::cluster_store& store, int32_t window_
       store_(store),
       refresh_ms_(refresh_ms) {}
 
-quota_manager::~quota_manager() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (refresher_.joinable()) refresher_.join();
-}
+quota_manager::~quota_manager() { refresher_.stop(); }
 
 void quota_manager::start() {
-  refresher_ = std::thread([this] {
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      stop_cv_.wait_for(lock, std::chrono::milliseconds(refresh_ms_), [this] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
-      if (auto r = reload(); !r) log::warn("client quotas not refreshed: {}", r.err().message);
-      lock.lock();
-    }
+  refresher_.start(std::chrono::milliseconds(refresh_ms_), [this] {
+    if (auto r = reload(); !r) log::warn("client quotas not refreshed: {}", r.err().message);
   });
 }
 

@@ -9,15 +9,13 @@
 // including this request exceeds the quota the broker answers with throttle_time_ms = (rate - quota) / quota *
 // window and then does not read that connection's next request until the throttle time has passed, as Kafka
 // mutes the channel (KIP-219).
-#include <condition_variable>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/periodic_thread.h"
 #include "base/result.h"
 #include "coordination/cluster_store.h"
 
@@ -90,9 +88,7 @@ class quota_manager {
   mutable std::mutex mutex_;
   entity_map users_, clients_;
   std::map<std::string, sampled_rate> rates_;  // "<kind>/<level>/<name>"
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  std::thread refresher_;
+  periodic_thread refresher_;  // last member: stopped first
 };
 
 }  // namespace sluice::broker

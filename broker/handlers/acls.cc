@@ -30,6 +30,25 @@ acl_filter filter_of(const Filter& f) {
   return out;
 }
 
+/// Why CreateAcls/DeleteAcls are refused as a whole, every entry answering it: no authorizer, or no Alter on the
+/// cluster.
+std::optional<std::pair<error_code, std::string>> alter_refusal(broker_services& svc, request_context& rc) {
+  if (svc.authorizer == nullptr) return std::make_pair(error_code::security_disabled, std::string(kNoAuthorizer));
+  if (!cluster_authorized(svc, rc, acl_operation::alter))
+    return std::make_pair(error_code::cluster_authorization_failed, std::string("Cluster authorization failed."));
+  return std::nullopt;
+}
+
+template <typename Entry>
+std::vector<Entry> refused_entries(size_t count, const std::pair<error_code, std::string>& why) {
+  std::vector<Entry> out(count);
+  for (auto& e : out) {
+    e.error_code = why.first;
+    e.error_message = why.second;
+  }
+  return out;
+}
+
 }  // namespace
 
 task<protocol::describe_acls_response> describe_acls(broker_services& svc, request_context& rc,
@@ -77,20 +96,8 @@ task<protocol::describe_acls_response> describe_acls(broker_services& svc, reque
 task<protocol::create_acls_response> create_acls(broker_services& svc, request_context& rc,
                                                  protocol::create_acls_request& req) {
   protocol::create_acls_response resp;
-  auto all_fail = [&](error_code code, const std::string& message) {
-    for (size_t i = 0; i < req.creations.size(); ++i) {
-      protocol::create_acls_response::acl_creation_result r;
-      r.error_code = code;
-      r.error_message = message;
-      resp.results.push_back(std::move(r));
-    }
-  };
-  if (svc.authorizer == nullptr) {
-    all_fail(error_code::security_disabled, kNoAuthorizer);
-    co_return resp;
-  }
-  if (!cluster_authorized(svc, rc, acl_operation::alter)) {
-    all_fail(error_code::cluster_authorization_failed, "Cluster authorization failed.");
+  if (auto why = alter_refusal(svc, rc)) {
+    resp.results = refused_entries<protocol::create_acls_response::acl_creation_result>(req.creations.size(), *why);
     co_return resp;
   }
   std::vector<acl_binding> valid;
@@ -128,20 +135,9 @@ task<protocol::create_acls_response> create_acls(broker_services& svc, request_c
 task<protocol::delete_acls_response> delete_acls(broker_services& svc, request_context& rc,
                                                  protocol::delete_acls_request& req) {
   protocol::delete_acls_response resp;
-  auto all_fail = [&](error_code code, const std::string& message) {
-    for (size_t i = 0; i < req.filters.size(); ++i) {
-      protocol::delete_acls_response::delete_acls_filter_result r;
-      r.error_code = code;
-      r.error_message = message;
-      resp.filter_results.push_back(std::move(r));
-    }
-  };
-  if (svc.authorizer == nullptr) {
-    all_fail(error_code::security_disabled, kNoAuthorizer);
-    co_return resp;
-  }
-  if (!cluster_authorized(svc, rc, acl_operation::alter)) {
-    all_fail(error_code::cluster_authorization_failed, "Cluster authorization failed.");
+  if (auto why = alter_refusal(svc, rc)) {
+    resp.filter_results =
+        refused_entries<protocol::delete_acls_response::delete_acls_filter_result>(req.filters.size(), *why);
     co_return resp;
   }
   for (const auto& f : req.filters) {

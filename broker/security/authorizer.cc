@@ -66,25 +66,11 @@ std::vector<std::string> parse_super_users(const std::string& text) {
 authorizer::authorizer(coordination::cluster_store& store, authorizer_options options)
     : store_(store), options_(std::move(options)), snapshot_(std::make_shared<snapshot>()) {}
 
-authorizer::~authorizer() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (refresher_.joinable()) refresher_.join();
-}
+authorizer::~authorizer() { refresher_.stop(); }
 
 void authorizer::start() {
-  refresher_ = std::thread([this] {
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.refresh_ms), [this] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
-      if (auto r = reload(); !r) log::warn("ACLs not refreshed: {}", r.err().message);
-      lock.lock();
-    }
+  refresher_.start(std::chrono::milliseconds(options_.refresh_ms), [this] {
+    if (auto r = reload(); !r) log::warn("ACLs not refreshed: {}", r.err().message);
   });
 }
 

@@ -14,14 +14,13 @@
 // The bindings live in the cluster store (ZooKeeper /kafka-acl, /kafka-acl-extended, or the embedded store), so
 // every broker of a cluster sees the same; each broker re-reads them every `refresh_ms` on its own thread and
 // at once after its own CreateAcls/DeleteAcls.
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/periodic_thread.h"
 #include "base/result.h"
 #include "broker/security/acl.h"
 #include "coordination/cluster_store.h"
@@ -82,9 +81,7 @@ class authorizer {
   mutable std::mutex mutex_;
   std::shared_ptr<const snapshot> snapshot_;
   std::mutex write_mutex_;  // one CreateAcls/DeleteAcls at a time on this broker
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  std::thread refresher_;
+  periodic_thread refresher_;  // last member: stopped first
 };
 
 }  // namespace sluice::broker::security

@@ -227,10 +227,11 @@ TEST(acl_node, zookeeper_json_round_trip) {
   EXPECT_FALSE(decode_acl_node(key, R"({"version":1,"acls":[{"principal":"User:a","permissionType":"Maybe","operation":"Read","host":"*"}]})").ok());
 }
 
-class authorizer_test : public ::testing::Test {
+/// A fresh embedded store per test (what a single node keeps ACLs and quotas in).
+class store_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("sluice-authz-" + std::to_string(::getpid()) + "-" +
+    dir_ = std::filesystem::temp_directory_path() / ("sluice-security-" + std::to_string(::getpid()) + "-" +
                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
@@ -242,6 +243,8 @@ class authorizer_test : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<coordination::embedded_store> store_;
 };
+
+using authorizer_test = store_test;
 
 TEST_F(authorizer_test, kafkas_rules) {
   authorizer_options o;
@@ -320,20 +323,7 @@ TEST(sampled_rate, kafkas_windowed_rate) {
   EXPECT_NEAR(r.rate(20999), 11000.0 * 1000 / 10999, 1.0);
 }
 
-class quota_test : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("sluice-quota-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    auto s = coordination::embedded_store::open(dir_);
-    ASSERT_TRUE(s.ok()) << s.err().message;
-    store_ = std::move(*s);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-  std::unique_ptr<coordination::embedded_store> store_;
-};
+using quota_test = security::store_test;
 
 TEST_F(quota_test, user_then_default_user_then_client_id) {
   quota_manager q(*store_, 11, 1);
