@@ -97,6 +97,11 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
               reader.error_offset(), reader.error_message());
     co_return outcome{kind::close, {}};
   }
+  if (rc.close_connection && !rc.close_reason.empty()) {
+    log::warn("closing connection from {}: {} v{} (correlation id {}): {}", s.peer, protocol::api_name(h.api_key),
+              h.api_version, h.correlation_id, rc.close_reason);
+    co_return outcome{kind::close, {}};
+  }
   if (rc.close_connection) {
     // Test hook (broker/fault_injection.h): the request took effect but its response is dropped.
     log::info("test hook: closing connection from {} without answering {} v{} (correlation id {})", s.peer,

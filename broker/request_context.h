@@ -20,7 +20,10 @@ struct request_context {
   /// Set by a handler whose client went over its quota: the connection reads nothing more for this many ms
   /// after the response (Kafka mutes the channel, KIP-219).
   int32_t mute_ms = 0;
-  bool close_connection = false;  // set by a handler: close the connection instead of answering (test hooks)
+  bool close_connection = false;  // set by a handler: close the connection instead of answering
+  /// Why (logged); empty for the test hooks of broker/fault_injection.h. Kafka closes the connection of a request
+  /// its parser refuses (e.g. ACL filters with UNKNOWN elements).
+  std::string close_reason;
   /// Set by a handler: send the response, then close the connection (failed SASL authentication, KIP-152).
   bool close_after_response = false;
 };

@@ -55,6 +55,12 @@ task<protocol::describe_acls_response> describe_acls(broker_services& svc, reque
                                                      protocol::describe_acls_request& req) {
   protocol::describe_acls_response resp;
   resp.error_code = error_code::none;
+  const acl_filter filter = filter_of(req);
+  if (auto why = security::invalid_filter_reason(filter); !why.empty()) {
+    rc.close_connection = true;  // Kafka's DescribeAclsRequest refuses to parse it
+    rc.close_reason = why;
+    co_return resp;
+  }
   if (svc.authorizer == nullptr) {
     resp.error_code = error_code::security_disabled;
     resp.error_message = kNoAuthorizer;
@@ -63,12 +69,6 @@ task<protocol::describe_acls_response> describe_acls(broker_services& svc, reque
   if (!cluster_authorized(svc, rc, acl_operation::describe)) {
     resp.error_code = error_code::cluster_authorization_failed;
     resp.error_message = "Cluster authorization failed.";
-    co_return resp;
-  }
-  const acl_filter filter = filter_of(req);
-  if (auto why = security::invalid_filter_reason(filter); !why.empty()) {
-    resp.error_code = error_code::invalid_request;
-    resp.error_message = why;
     co_return resp;
   }
   // One resource per pattern, its ACLs in the order they were created.
@@ -96,12 +96,7 @@ task<protocol::describe_acls_response> describe_acls(broker_services& svc, reque
 task<protocol::create_acls_response> create_acls(broker_services& svc, request_context& rc,
                                                  protocol::create_acls_request& req) {
   protocol::create_acls_response resp;
-  if (auto why = alter_refusal(svc, rc)) {
-    resp.results = refused_entries<protocol::create_acls_response::acl_creation_result>(req.creations.size(), *why);
-    co_return resp;
-  }
-  std::vector<acl_binding> valid;
-  std::vector<std::string> reasons;
+  std::vector<acl_binding> wanted;
   for (const auto& c : req.creations) {
     acl_binding b;
     b.type = static_cast<security::resource_type>(c.resource_type);
@@ -111,6 +106,20 @@ task<protocol::create_acls_response> create_acls(broker_services& svc, request_c
     b.host = c.host;
     b.operation = static_cast<security::acl_operation>(c.operation);
     b.permission = static_cast<security::acl_permission>(c.permission_type);
+    if (security::has_unknown_element(b)) {
+      rc.close_connection = true;  // Kafka's CreateAclsRequest refuses to parse it
+      rc.close_reason = "an ACL creation with UNKNOWN elements";
+      co_return resp;
+    }
+    wanted.push_back(std::move(b));
+  }
+  if (auto why = alter_refusal(svc, rc)) {
+    resp.results = refused_entries<protocol::create_acls_response::acl_creation_result>(req.creations.size(), *why);
+    co_return resp;
+  }
+  std::vector<acl_binding> valid;
+  std::vector<std::string> reasons;
+  for (auto& b : wanted) {
     auto why = security::invalid_binding_reason(b);
     if (why.empty()) valid.push_back(std::move(b));
     reasons.push_back(std::move(why));
@@ -135,6 +144,12 @@ task<protocol::create_acls_response> create_acls(broker_services& svc, request_c
 task<protocol::delete_acls_response> delete_acls(broker_services& svc, request_context& rc,
                                                  protocol::delete_acls_request& req) {
   protocol::delete_acls_response resp;
+  for (const auto& f : req.filters)
+    if (auto why = security::invalid_filter_reason(filter_of(f)); !why.empty()) {
+      rc.close_connection = true;  // Kafka's DeleteAclsRequest refuses to parse it
+      rc.close_reason = why;
+      co_return resp;
+    }
   if (auto why = alter_refusal(svc, rc)) {
     resp.filter_results =
         refused_entries<protocol::delete_acls_response::delete_acls_filter_result>(req.filters.size(), *why);
@@ -144,10 +159,7 @@ task<protocol::delete_acls_response> delete_acls(broker_services& svc, request_c
     protocol::delete_acls_response::delete_acls_filter_result r;
     r.error_code = error_code::none;
     const acl_filter filter = filter_of(f);
-    if (auto why = security::invalid_filter_reason(filter); !why.empty()) {
-      r.error_code = error_code::invalid_request;
-      r.error_message = why;
-    } else if (auto removed = svc.authorizer->remove(filter); !removed) {
+    if (auto removed = svc.authorizer->remove(filter); !removed) {
       r.error_code = error_code::unknown_server_error;
       r.error_message = removed.err().message;
     } else {

@@ -41,8 +41,10 @@ Result resource_error(int8_t type, const std::string& name, error_code code, std
   r.resource_type = type;
   r.resource_name = name;
   r.error_code = code;
-  // Kafka answers a null message with NONE (ApiError.NONE).
-  if (code != error_code::none) r.error_message = std::move(message);
+  // Kafka answers a null message with NONE (ApiError.NONE), and with its authorization errors (Kafka 4.4).
+  const bool no_message = code == error_code::none || code == error_code::topic_authorization_failed ||
+                          code == error_code::cluster_authorization_failed;
+  if (!no_message) r.error_message = std::move(message);
   else r.error_message.reset();
   return r;
 }
@@ -75,12 +77,7 @@ std::vector<std::optional<std::pair<error_code, std::string>>> preprocess(const 
       nulls += (any_null ? ", " : "") + c.name;
       any_null = true;
     }
-    if (any_null) {
-      out[i] = {error_code::invalid_request, "Null value not supported for : " + nulls};
-      continue;
-    }
-    if (r.resource_type != kTopicResource)
-      out[i] = {error_code::invalid_request, "Only topic configs can be altered; broker configs are static"};
+    if (any_null) out[i] = {error_code::invalid_request, "Null value not supported for : " + nulls};
   }
   return out;
 }
@@ -95,13 +92,17 @@ std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::
 
 }  // namespace
 
-/// Kafka: AlterConfigs on the topic, or on the cluster for a broker.
+/// After preprocess: AlterConfigs on the topic, or on the cluster for a broker (Kafka authorizes first); then only
+/// topics are altered here (broker configs are static).
 std::optional<std::pair<error_code, std::string>> authorization_problem(broker_services& svc, request_context& rc,
                                                                         int8_t type, const std::string& name) {
   if (type == kTopicResource && !authorized(svc, rc, acl_operation::alter_configs, resource_type::topic, name))
     return std::make_pair(error_code::topic_authorization_failed, std::string("Topic authorization failed."));
   if (type != kTopicResource && !cluster_authorized(svc, rc, acl_operation::alter_configs))
     return std::make_pair(error_code::cluster_authorization_failed, std::string("Cluster authorization failed."));
+  if (type != kTopicResource)
+    return std::make_pair(error_code::invalid_request,
+                          std::string("Only topic configs can be altered; broker configs are static"));
   return std::nullopt;
 }
 

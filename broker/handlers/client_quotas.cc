@@ -109,7 +109,7 @@ task<protocol::describe_client_quotas_response> describe_client_quotas(
       if (e.values.empty()) continue;
       response::entity_data ent;
       ent.entity_type = entity_type;
-      if (!is_default) ent.entity_name = name;
+      ent.entity_name = is_default ? std::nullopt : std::optional<std::string>(name);  // null: the default entity
       e.entity.push_back(std::move(ent));
       resp.entries->push_back(std::move(e));
     }
@@ -126,6 +126,7 @@ task<protocol::alter_client_quotas_response> alter_client_quotas(broker_services
   for (const auto& entry : req.entries) {
     response::entry_data out;
     out.error_code = error_code::none;
+    out.error_message = std::nullopt;  // Kafka: null unless there is an error
     for (const auto& e : entry.entity) out.entity.push_back({e.entity_type, e.entity_name, {}});
     auto fail = [&](error_code code, std::string message) {
       out.error_code = code;

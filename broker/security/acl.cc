@@ -132,6 +132,11 @@ std::string invalid_binding_reason(const acl_binding& b) {
   return {};
 }
 
+bool has_unknown_element(const acl_binding& b) {
+  return (name_of(b.type).empty() && b.type != resource_type::any) || name_of(b.pattern).empty() ||
+         (name_of(b.operation).empty() && b.operation != acl_operation::any) || name_of(b.permission).empty();
+}
+
 std::string invalid_filter_reason(const acl_filter& f) {
   if (f.type == resource_type::unknown || f.pattern == pattern_type::unknown || f.operation == acl_operation::unknown ||
       f.permission == acl_permission::unknown)

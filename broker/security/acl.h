@@ -65,7 +65,12 @@ struct acl_filter {
 /// a cluster resource named kafka-cluster.
 std::string invalid_binding_reason(const acl_binding& b);
 
-/// Why a filter is malformed ("" when it is fine), DeleteAcls answering INVALID_REQUEST.
+/// Whether a binding names a type, pattern, operation or permission whose code is UNKNOWN or undefined: Kafka's
+/// request parser refuses such a CreateAcls and closes the connection.
+bool has_unknown_element(const acl_binding& b);
+
+/// Why a filter has UNKNOWN or undefined elements ("" when it has none): Kafka's parser refuses such a
+/// DescribeAcls/DeleteAcls and closes the connection.
 std::string invalid_filter_reason(const acl_filter& f);
 
 /// The ZooKeeper node of a binding's resource pattern.

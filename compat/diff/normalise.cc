@@ -11,7 +11,7 @@ constexpr const char* zero_uuid = "AAAAAAAAAAAAAAAAAAAAAA";
 // Keys by which arrays of structs are sorted (N10, "unordered arrays"), first match wins.
 constexpr const char* sort_keys[] = {"name", "topic", "topic_name", "group_id", "transactional_id", "resource_name", "config_name",
                                      "partition_index", "partition", "index", "api_key", "key", "broker_id", "node_id",
-                                     "producer_id"};
+                                     "producer_id", "user"};
 
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch);
 

@@ -201,7 +201,10 @@ std::map<api_key, probe> probes() {
       make_probe<describe_user_scram_credentials_request, describe_user_scram_credentials_response>();
   p[api_key::alter_user_scram_credentials] =
       make_probe<alter_user_scram_credentials_request, alter_user_scram_credentials_response>();
-  p[api_key::describe_acls] = make_probe<describe_acls_request, describe_acls_response>();
+  p[api_key::describe_acls] = make_probe<describe_acls_request, describe_acls_response>(
+      [](describe_acls_request& r, int16_t) {  // ANY everywhere (UNKNOWN, the zero default, closes the connection)
+        r.resource_type_filter = r.pattern_type_filter = r.operation = r.permission_type = 1;
+      });
   p[api_key::create_acls] = make_probe<create_acls_request, create_acls_response>();
   p[api_key::delete_acls] = make_probe<delete_acls_request, delete_acls_response>();
   p[api_key::describe_client_quotas] = make_probe<describe_client_quotas_request, describe_client_quotas_response>();
