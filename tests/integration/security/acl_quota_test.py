@@ -49,7 +49,6 @@ compat/clients/installers.py) when the running Python has no confluent-kafka >= 
 the checks that need a client SKIP. Exit 0 when no check FAILed, 1 otherwise, 77 only without a broker binary.
 On a failure the brokers' temp dirs are kept and their logs' tails printed.
 """
-import argparse
 import base64
 import concurrent.futures
 import glob
@@ -65,21 +64,20 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.dirname(HERE))                         # sluice_harness
-sys.path.insert(0, os.path.join(REPO, "compat", "clients"))       # installers
-sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))         # kafka_reference
+import security_common as sc  # first: it puts sluice_harness, kafka_wire, installers and kafka_reference on the path
+from security_common import REPO
+
 sys.path.insert(0, os.path.join(REPO, "protocol", "gen"))         # defs: the protocol definitions' parser
 
 import defs as D  # noqa: E402
+import idempotence_wire_test  # noqa: E402
 import installers  # noqa: E402
+import kafka_wire  # noqa: E402
 import sluice_harness as h  # noqa: E402
+from kafka_wire import read_uvarint, uvarint  # noqa: E402
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required %s;" % " ".join(
-    'user_%s="%s"' % kv for kv in USERS.items())
-SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+JAAS = sc.plain_jaas(USERS)
 SUPER_USERS = "User:admin;User:ANONYMOUS"
 AUTHORIZER = {"sluice": "kafka.security.authorizer.AclAuthorizer",
               "kafka": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
@@ -100,42 +98,12 @@ PERM = {"ANY": 1, "DENY": 2, "ALLOW": 3}
 SKIPPED_APIS = {17, 18, 36}  # SaslHandshake, ApiVersions, SaslAuthenticate: never authorized
 
 
-def log(msg):
-    print("# [%5.1f s] %s" % (time.monotonic() - START, msg), flush=True)
-
-
-START = time.monotonic()
+log = sc.logger(time.monotonic())
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # A codec driven by the project's protocol definitions (protocol/defs/*.def): requests encoded from dicts keyed by
 # the definitions' field names, responses decoded into dicts (every byte consumed, or ValueError).
-
-def uvarint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def zigzag(n):
-    return uvarint((n << 1) ^ (n >> 63))
-
-
-def read_uvarint(buf, pos):
-    shift = value = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-
 
 FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q", "uint16": ">H", "uint32": ">I", "float64": ">d"}
 
@@ -299,76 +267,28 @@ class Codec:
 CODEC = Codec()
 
 
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC32C = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
 def record_batch(values):
     """One uncompressed magic-2 batch of `values` (no key, no headers, no producer id)."""
-    ts = int(time.time() * 1000)
-    records = b""
-    for i, v in enumerate(values):
-        body = b"\0" + zigzag(0) + zigzag(i) + zigzag(-1) + zigzag(len(v)) + v + zigzag(0)
-        records += zigzag(len(body)) + body
-    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, ts, ts, -1, -1, -1, len(values)) + records
-    return struct.pack(">qiib", 0, 4 + 1 + 4 + len(after_crc), -1, 2) + struct.pack(">I", crc32c(after_crc)) \
-        + after_crc
+    return idempotence_wire_test.record_batch(values, producer_id=-1, epoch=-1, base_seq=-1)
 
 
-class Conn:
-    """A blocking loopback connection speaking requests of CODEC; request() returns the decoded response."""
+class Conn(kafka_wire.Conn):
+    """kafka_wire's loopback connection speaking requests of CODEC; request() returns the decoded response."""
 
     def __init__(self, port, client_id="acl-quota-test", timeout=15):
-        self.sock = __import__("socket").create_connection(("127.0.0.1", port), timeout=timeout)
-        self.client_id = client_id
-        self.corr = 0
+        super().__init__(port, client_id)
+        self.sock.settimeout(timeout)
 
     def request(self, key, ver, body):
-        self.corr += 1
-        m = CODEC.req[key][0]
-        flex = m.flexible.contains(ver)
-        cid = self.client_id.encode()
-        header = struct.pack(">hhih", key, ver, self.corr, len(cid)) + cid + (b"\0" if flex else b"")
-        payload = header + CODEC.encode_request(key, ver, body)
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", self._recv(4))[0]
-        data = self._recv(size)
-        corr = struct.unpack(">i", data[:4])[0]
-        if corr != self.corr:
-            raise ValueError("correlation id %d, expected %d" % (corr, self.corr))
-        pos = 4
+        try:
+            data = super().request(key, ver, CODEC.encode_request(key, ver, body),
+                                   flexible=CODEC.req[key][0].flexible.contains(ver))
+        except AssertionError as e:  # a wrong correlation id: the principal's failure, as a closed connection
+            raise ValueError(str(e)) from None
+        r = kafka_wire.Reader(data)
         if key != 18 and CODEC.resp[key][0].flexible.contains(ver):  # response header v1 (not ApiVersions)
-            n, pos = read_uvarint(data, pos)
-            for _ in range(n):
-                _, pos = read_uvarint(data, pos)
-                s, pos = read_uvarint(data, pos)
-                pos += s
-        return CODEC.decode_response(key, ver, data[pos:])
-
-    def _recv(self, n):
-        out = b""
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise ConnectionError("connection closed by the broker")
-            out += chunk
-        return out
+            r.skip_tags()
+        return CODEC.decode_response(key, ver, data[r.pos:])
 
     def sasl_plain(self, user, password):
         r = self.request(17, 1, {"Mechanism": "PLAIN"})
@@ -464,7 +384,7 @@ def security_config(plain_port, sasl_port, authorizer):
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": sc.SCRAM_JAAS,
         "group.initial.rebalance.delay.ms": 0,
         "offsets.topic.num.partitions": 1,
         "transaction.state.log.num.partitions": 1,
@@ -477,14 +397,12 @@ def security_config(plain_port, sasl_port, authorizer):
     return c
 
 
-class SluiceNode:
+class SluiceNode(sc.BrokerUnderTest):
     kind = "sluice"
 
     def __init__(self, binary, authorizer, extra=None):
-        self.broker = h.Broker(binary)
-        self.sasl_port = h.pick_free_port()
-        while self.sasl_port == self.broker.port:
-            self.sasl_port = h.pick_free_port()
+        self.broker = self.server = h.Broker(binary)
+        self.sasl_port = sc.free_ports(1, taken=(self.broker.port,))[0]
         self.plain_port = self.broker.port
         self.broker.overrides.update(security_config(self.plain_port, self.sasl_port,
                                                      AUTHORIZER["sluice"] if authorizer else None))
@@ -496,35 +414,18 @@ class SluiceNode:
         self.broker.start(ready_timeout=30)
         wait_for("the SASL listener", lambda: h.port_accepts(self.sasl_port), 10, 0.05)
 
-    def alive(self):
-        return self.broker.alive()
 
-    def stop(self):
-        return self.broker.stop()
-
-    def close(self, failed):
-        self.broker.close(failed=failed)
-
-    def log_text(self):
-        return self.broker.log_text()
-
-
-class KafkaNode:
+class KafkaNode(sc.BrokerUnderTest):
     kind = "kafka"
 
     def __init__(self, cache, authorizer, extra=None):
         import kafka_reference as kr
-        self.ref = kr.KafkaReference(cache)
+        self.ref = self.server = kr.KafkaReference(cache)
         self.plain_port = self.ref.port
-        self.sasl_port = h.pick_free_port()
-        while self.sasl_port in (self.ref.port, self.ref.controller_port):
-            self.sasl_port = h.pick_free_port()
-        cfg = security_config(self.plain_port, self.sasl_port, AUTHORIZER["kafka"] if authorizer else None)
-        ctl = "CONTROLLER://127.0.0.1:%d" % self.ref.controller_port
-        cfg["listeners"] += "," + ctl
-        cfg["advertised.listeners"] = cfg["listeners"]
-        cfg["listener.security.protocol.map"] += ",CONTROLLER:PLAINTEXT"
-        cfg["inter.broker.listener.name"] = "PLAINTEXT"
+        self.sasl_port = sc.free_ports(1, taken=(self.ref.port, self.ref.controller_port))[0]
+        cfg = sc.add_kafka_controller(security_config(self.plain_port, self.sasl_port,
+                                                      AUTHORIZER["kafka"] if authorizer else None),
+                                      self.ref.controller_port)
         cfg.update(extra or {})
         self.ref.overrides.update(cfg)
         self.dir, self.log_path = self.ref.dir, self.ref.log_path
@@ -535,18 +436,6 @@ class KafkaNode:
     def start(self):
         self.ref.start()
         wait_for("the SASL listener", lambda: h.port_accepts(self.sasl_port), 10, 0.05)
-
-    def alive(self):
-        return self.ref.alive()
-
-    def stop(self):
-        return self.ref.stop()
-
-    def close(self, failed):
-        self.ref.close(failed=failed)
-
-    def log_text(self):
-        return self.ref.log_text()
 
 
 def sasl_conn(node, user, port=None):
@@ -932,8 +821,7 @@ class AclAdmin:
         return self.call("connect", client=client, props={
             "bootstrap.servers": "127.0.0.1:%d" % node.sasl_port, "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "PLAIN", "request.timeout.ms": "20000", "default.api.timeout.ms": "30000",
-            "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                'username="%s" password="%s";' % (user, USERS[user])})
+            "sasl.jaas.config": sc.login_jaas(sc.PLAIN_MODULE, user, USERS[user])})
 
     def close(self):
         if self.proc.poll() is None:
@@ -1754,21 +1642,14 @@ def have_new_confluent():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default="", help="path of the sluice executable (or $SLUICE_BINARY)")
-    ap.add_argument("--reference", choices=["kafka"], help="run parts A-C against Apache Kafka 4.4.0 instead")
-    ap.add_argument("--compare", action="store_true", help="run against Sluice and Kafka 4.4.0, side by side")
-    ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
-                                                      os.path.join(REPO, "build-tests", "compat-cache")),
-                    help="compat cache with the clients (and Kafka's jars); default build-tests/compat-cache")
+    ap = sc.arg_parser(__doc__, "run parts A-C against Apache Kafka 4.4.0 instead")
     ap.add_argument("--parts", default="A,B,C,D", help="comma-separated subset of A,B,C,D")
     args = ap.parse_args()
     args.parts = set(p.strip().upper() for p in args.parts.split(",") if p.strip())
     args.cache = os.path.abspath(args.cache)
-    binary = os.environ.get("SLUICE_BINARY") or args.broker
-    if args.reference != "kafka" and (not binary or not os.access(binary, os.X_OK)):
-        print("SKIPPED: no sluice binary (pass --broker or set SLUICE_BINARY)")
+    binary = sc.sluice_binary(args)
+    if args.reference != "kafka" and binary is None:
+        print(sc.NO_BINARY)
         return h.SKIP
     os.makedirs(args.cache, exist_ok=True)
 
@@ -1812,41 +1693,15 @@ def main():
         columns.append((kind, res.rows))
 
     # the report
-    names = []
-    for _, rows in columns:
-        for k in rows:
-            if k not in names:
-                names.append(k)
+    def agreement(k, row):
+        if row[1][0] == "-" or row[0][0] == "-":
+            return "-", True
+        if row[0][0] == row[1][0] and row[0][2] == row[1][2]:
+            return "yes", True
+        return "NO  sluice: %s | kafka: %s" % (str(row[0][2])[:100], str(row[1][2])[:100]), False
     print()
-    for kind, rows in columns:
-        for k in names:
-            if k in rows:
-                status, detail, _ = rows[k]
-                print("%s %s%s: %s" % (status, k, "" if len(columns) == 1 else " [%s]" % kind,
-                                       detail.replace("\n", " ")[:600]))
-    print()
-    width = max([len(n) for n in names] + [10])
-    print("%-*s " % (width, "check") + " ".join("%-7s" % k for k, _ in columns) + (" agree" if len(columns) == 2
-                                                                                     else ""))
-    disagree = 0
-    for k in names:
-        row = [rows.get(k, ("-", "", "")) for _, rows in columns]
-        line = "%-*s " % (width, k) + " ".join("%-7s" % r[0] for r in row)
-        if len(columns) == 2:
-            if row[1][0] == "-" or row[0][0] == "-":
-                line += " -"
-            elif row[0][0] == row[1][0] and row[0][2] == row[1][2]:
-                line += " yes"
-            else:
-                disagree += 1
-                line += " NO  sluice: %s | kafka: %s" % (str(row[0][2])[:100], str(row[1][2])[:100])
-        print(line)
-    counts = {}
-    for _, rows in columns:
-        for status, _, _ in rows.values():
-            counts[status] = counts.get(status, 0) + 1
-    log("done: %s%s" % (", ".join("%s %d" % kv for kv in sorted(counts.items())),
-                        ", %d rows differ between Sluice and Kafka" % disagree if len(columns) == 2 else ""))
+    counts, disagree = sc.print_report(columns, 600, 7, agreement)
+    log(sc.summary(counts, disagree, columns))
     return 1 if counts.get("FAIL") else 0
 
 

@@ -50,7 +50,6 @@ Exit 0 when every check that ran passed (XFAIL included), 1 on any FAIL, 77 (ski
 binary, no client). A client that cannot be installed (toolchain missing, registry unreachable) SKIPs its checks.
 On a failure the broker's temp dir (broker.log, certs, the drivers' spec files) is kept and its log tail printed.
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -61,11 +60,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.dirname(HERE))                         # sluice_harness
-sys.path.insert(0, os.path.join(REPO, "compat", "clients"))       # installers
-sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))         # kafka_reference
+import security_common as sc  # first: it puts sluice_harness, installers and kafka_reference on the path
+from security_common import HERE, REPO
 
 import installers  # noqa: E402
 import sluice_harness as h  # noqa: E402
@@ -171,12 +167,9 @@ def broker_config(ports, certs):
     for l in ("sasl_plaintext", "sasl_ssl", "reauth"):
         # Kafka wants a JAAS entry per listener and mechanism; Sluice reads PLAIN's users and OAUTHBEARER's options.
         users = dict(PLAIN_USERS, **(dict(REAUTH_USERS.values()) if l == "reauth" else {}))
-        c["listener.name.%s.plain.sasl.jaas.config" % l] = \
-            "org.apache.kafka.common.security.plain.PlainLoginModule required %s;" % " ".join(
-                'user_%s="%s"' % kv for kv in users.items())
+        c["listener.name.%s.plain.sasl.jaas.config" % l] = sc.plain_jaas(users)
         for m in ("scram-sha-256", "scram-sha-512"):
-            c["listener.name.%s.%s.sasl.jaas.config" % (l, m)] = \
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            c["listener.name.%s.%s.sasl.jaas.config" % (l, m)] = sc.SCRAM_JAAS
         c["listener.name.%s.oauthbearer.sasl.jaas.config" % l] = \
             'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ' \
             'unsecuredLoginStringClaim_sub="broker";'
@@ -195,21 +188,14 @@ def make_certs(folder):
                     out.write(f.read())
 
 
-def free_ports(n):
-    ports = set()
-    while len(ports) < n:
-        ports.add(h.pick_free_port())
-    return list(ports)
-
-
-class SluiceTarget:
+class SluiceTarget(sc.BrokerUnderTest):
     name = "sluice"
 
     def __init__(self, binary):
-        self.broker = h.Broker(binary)
+        self.broker = self.server = h.Broker(binary)
         self.dir = self.broker.dir
         self.certs = os.path.join(self.dir, "certs")
-        others = [p for p in free_ports(len(LISTENERS)) if p != self.broker.port][:len(LISTENERS) - 1]
+        others = sc.free_ports(len(LISTENERS) - 1, taken=(self.broker.port,))
         self.ports = dict(zip(LISTENERS, [self.broker.port] + others))
         self.log_path = self.broker.log_path
 
@@ -224,55 +210,25 @@ class SluiceTarget:
             while not h.port_accepts(self.ports[l]) and time.monotonic() < deadline:
                 time.sleep(0.05)
 
-    def alive(self):
-        return self.broker.alive()
 
-    def stop(self):
-        return self.broker.stop()
-
-    def close(self, failed):
-        self.broker.close(failed=failed)
-
-    def log_text(self):
-        return self.broker.log_text()
-
-
-class KafkaTarget:
+class KafkaTarget(sc.BrokerUnderTest):
     name = "kafka"
 
     def __init__(self, cache):
         import kafka_reference as kr
         self.kr = kr
-        self.ref = kr.KafkaReference(cache)
+        self.ref = self.server = kr.KafkaReference(cache)
         self.dir = self.ref.dir
         self.certs = os.path.join(self.dir, "certs")
-        others = [p for p in free_ports(len(LISTENERS) + 1)
-                  if p not in (self.ref.port, self.ref.controller_port)][:len(LISTENERS) - 1]
+        others = sc.free_ports(len(LISTENERS) - 1, taken=(self.ref.port, self.ref.controller_port))
         self.ports = dict(zip(LISTENERS, [self.ref.port] + others))
         self.log_path = self.ref.log_path
 
     def start(self):
         make_certs(self.certs)
-        cfg = broker_config(self.ports, self.certs)
-        ctl = "CONTROLLER://127.0.0.1:%d" % self.ref.controller_port
-        cfg["listeners"] += "," + ctl
-        cfg["advertised.listeners"] = cfg["listeners"]
-        cfg["listener.security.protocol.map"] += ",CONTROLLER:PLAINTEXT"
-        cfg["inter.broker.listener.name"] = "PLAINTEXT"
-        self.ref.overrides.update(cfg)
+        self.ref.overrides.update(sc.add_kafka_controller(broker_config(self.ports, self.certs),
+                                                          self.ref.controller_port))
         self.ref.start()
-
-    def alive(self):
-        return self.ref.alive()
-
-    def stop(self):
-        return self.ref.stop()
-
-    def close(self, failed):
-        self.ref.close(failed=failed)
-
-    def log_text(self):
-        return self.ref.log_text()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -322,12 +278,9 @@ def java_props(target, mode):
     mech = m.get("mech")
     if mech:
         c["sasl.mechanism"] = mech
-        if mech == "PLAIN":
-            c["sasl.jaas.config"] = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                     'username="%s" password="%s";' % (m["user"], m["password"]))
-        elif mech.startswith("SCRAM"):
-            c["sasl.jaas.config"] = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                     'username="%s" password="%s";' % (m["user"], m["password"]))
+        if mech == "PLAIN" or mech.startswith("SCRAM"):
+            c["sasl.jaas.config"] = sc.login_jaas(sc.PLAIN_MODULE if mech == "PLAIN" else sc.SCRAM_MODULE,
+                                                  m["user"], m["password"])
         else:
             c["sasl.jaas.config"] = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
                                      'unsecuredLoginStringClaim_sub="%s"%s;' % (
@@ -884,14 +837,7 @@ def run_target(target, args, clients, log):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default="", help="path of the sluice executable (or $SLUICE_BINARY)")
-    ap.add_argument("--reference", choices=["kafka"], help="run the checks against Apache Kafka 4.4.0 instead")
-    ap.add_argument("--compare", action="store_true", help="run against Sluice and Kafka 4.4.0, side by side")
-    ap.add_argument("--cache", default=os.environ.get("SLUICE_COMPAT_CACHE",
-                                                      os.path.join(REPO, "build-tests", "compat-cache")),
-                    help="compat cache with the clients (and Kafka's jars); default build-tests/compat-cache")
+    ap = sc.arg_parser(__doc__, "run the checks against Apache Kafka 4.4.0 instead")
     ap.add_argument("--records", type=int, default=50, help="records per round trip (default 50)")
     ap.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated subset of " + ",".join(CLIENTS))
     ap.add_argument("--parallel", type=int, default=4, help="clients run at the same time (default 4)")
@@ -902,16 +848,13 @@ def main():
             ap.error("unknown client %s" % c)
     args.cache = os.path.abspath(args.cache)
     os.makedirs(args.cache, exist_ok=True)
-    start = time.monotonic()
-
-    def log(msg):
-        print("# [%5.1f s] %s" % (time.monotonic() - start, msg), flush=True)
+    log = sc.logger(time.monotonic())
 
     targets = []
     if args.reference != "kafka":
-        binary = os.environ.get("SLUICE_BINARY") or args.broker
-        if not binary or not os.access(binary, os.X_OK):
-            print("SKIPPED: no sluice binary (pass --broker or set SLUICE_BINARY)")
+        binary = sc.sluice_binary(args)
+        if binary is None:
+            print(sc.NO_BINARY)
             return h.SKIP
         targets.append(lambda: SluiceTarget(binary))
     if args.reference == "kafka" or args.compare:
@@ -943,44 +886,16 @@ def main():
         columns.append((target.name, results))
 
     # the report
-    names = []
-    for _, res in columns:
-        for k in res:
-            if k not in names:
-                names.append(k)
-    for tname, res in columns:
-        for k in names:
-            if k in res:
-                status, detail, _ = res[k]
-                print("%s %s%s: %s" % (status, k, "" if len(columns) == 1 else " [%s]" % tname,
-                                       detail.replace("\n", " ")[:500]))
-    print()
-    width = max(len(n) for n in names) if names else 10
-    header = "%-*s " % (width, "check") + " ".join("%-8s" % t for t, _ in columns)
-    if len(columns) == 2:
-        header += " agree"
-    print(header)
-    disagree = 0
-    for k in names:
-        row = [res.get(k, ("-", "", ""))for _, res in columns]
-        line = "%-*s " % (width, k) + " ".join("%-8s" % r[0] for r in row)
-        if len(columns) == 2:
-            same = row[0][0] == row[1][0] and row[0][2] == row[1][2]
-            # a refused TLS handshake is described by each side's TLS library (OpenSSL's alert vs Java's SSLEngine's)
-            tls_only = row[0][0] == row[1][0] and k.startswith("refused.") and "sasl" not in k
-            if not same and not tls_only:
-                disagree += 1
-            line += " " + ("yes" if same else "yes* %s | %s" % (row[0][2][:110], row[1][2][:110]) if tls_only else
-                           "NO  sluice: %s | kafka: %s" % (row[0][2][:150], row[1][2][:150]))
-        print(line)
-    counts = {}
-    for _, res in columns:
-        for status, _, _ in res.values():
-            counts[status] = counts.get(status, 0) + 1
+    def agreement(k, row):
+        same = row[0][0] == row[1][0] and row[0][2] == row[1][2]
+        # a refused TLS handshake is described by each side's TLS library (OpenSSL's alert vs Java's SSLEngine's)
+        tls_only = row[0][0] == row[1][0] and k.startswith("refused.") and "sasl" not in k
+        return ("yes" if same else "yes* %s | %s" % (row[0][2][:110], row[1][2][:110]) if tls_only else
+                "NO  sluice: %s | kafka: %s" % (row[0][2][:150], row[1][2][:150])), same or tls_only
+    counts, disagree = sc.print_report(columns, 500, 8, agreement)
     if len(columns) == 2:
         print("(yes*: the same outcome, the TLS alert or certificate-chain text differs: OpenSSL vs Java's SSLEngine)")
-    log("done: %s%s" % (", ".join("%s %d" % kv for kv in sorted(counts.items())),
-                        ", %d rows differ between Sluice and Kafka" % disagree if len(columns) == 2 else ""))
+    log(sc.summary(counts, disagree, columns))
     if counts.get("FAIL"):
         return 1
     if not counts.get("PASS"):
