@@ -19,7 +19,7 @@ Four parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, the
                       implied by Read (and the topic's authorized operations), group READ needed to consume with a
                       group, DescribeAcls filters (principal, MATCH, ANY), DeleteAcls by filter (returns the matched
                       ACLs, the access goes), SECURITY_DISABLED on a broker without authorizer.
-  C  quota            AlterClientQuotas producer_byte_rate=1048576 for user alice (Java AdminClient), DescribeClientQuotas
+  C  quota            AlterClientQuotas producer_byte_rate=1048576 for client id c-quota-producer (Java AdminClient), DescribeClientQuotas
                       returns it; an unthrottled baseline (bob, 3 s); then a confluent-kafka producer as alice (acks=1,
                       linger.ms=5, batch.size=65536, 1 KiB values, as fast as it can) for 30 s: the value bytes
                       acknowledged per second must be within +-10% of 1 MiB/s, measured over whole throttle cycles
@@ -82,6 +82,7 @@ SUPER_USERS = "User:admin;User:ANONYMOUS"
 AUTHORIZER = {"sluice": "kafka.security.authorizer.AclAuthorizer",
               "kafka": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}
 QUOTA = 1048576  # producer_byte_rate of part C
+QUOTA_CLIENT = "c-quota-producer"  # the client id the 30-s quota run is limited by (acceptance: a client-id quota)
 QUOTA_SECONDS = 30
 BASELINE_SECONDS = 3
 PROPAGATION_LIMIT_S = 1.0
@@ -1309,19 +1310,19 @@ def part_c(node, res, java):
         base / 1048576, BASELINE_SECONDS, len(acked), ", errors %s" % sorted(set(errors)) if errors else ""),
         observed="ok" if acked else "nothing")
 
-    r = alter({"user": "alice"}, "producer_byte_rate", QUOTA)
-    res.check("C.alter_quota", r.get("ok"), "alterClientQuotas user=alice producer_byte_rate=%d -> %s" % (
-        QUOTA, r.get("error") or "ok"), observed=str(r.get("error")))
-    want = [{"entity": {"user": "alice"}, "values": {"producer_byte_rate": float(QUOTA)}}]
+    r = alter({"client-id": QUOTA_CLIENT}, "producer_byte_rate", QUOTA)
+    res.check("C.alter_quota", r.get("ok"), "alterClientQuotas client-id=%s producer_byte_rate=%d -> %s" % (
+        QUOTA_CLIENT, QUOTA, r.get("error") or "ok"), observed=str(r.get("error")))
+    want = [{"entity": {"client-id": QUOTA_CLIENT}, "values": {"producer_byte_rate": float(QUOTA)}}]
     try:
         got = wait_for("the quota in DescribeClientQuotas", lambda: (lambda g: g if g == want else None)(
-            describe([{"type": "user", "match": "alice"}])), 10, 0.1)
+            describe([{"type": "client-id", "match": QUOTA_CLIENT}])), 10, 0.1)
     except RuntimeError:
-        got = describe([{"type": "user", "match": "alice"}])
-    res.check("C.describe_quota", got == want, "describeClientQuotas user=alice -> %s" % got, observed=str(got))
+        got = describe([{"type": "client-id", "match": QUOTA_CLIENT}])
+    res.check("C.describe_quota", got == want, "describeClientQuotas client-id=%s -> %s" % (QUOTA_CLIENT, got), observed=str(got))
 
     stats = []
-    acked, errors, t0 = produce_for(node, "alice", QUOTA_SECONDS, stats=stats)
+    acked, errors, t0 = produce_for(node, "alice", QUOTA_SECONDS, stats=stats, client_id=QUOTA_CLIENT)
     window = [(t - t0, b) for t, b in acked if t - t0 <= QUOTA_SECONDS]
     total = sum(b for _, b in window)
     late = sum(b for t, b in window if t >= 10) / (QUOTA_SECONDS - 10)
@@ -1341,15 +1342,15 @@ def part_c(node, res, java):
     else:
         rate, how = total / QUOTA_SECONDS, "over the %d s from the first send (no burst cycles seen)" % QUOTA_SECONDS
     ok = abs(rate - QUOTA) <= 0.10 * QUOTA
-    res.check("C.quota_rate", ok, "alice with producer_byte_rate=%d: %.3f MiB/s of values acknowledged %s (want 1 "
+    res.check("C.quota_rate", ok, "alice with client.id %s under producer_byte_rate=%d: %.3f MiB/s of values acknowledged %s (want 1 "
               "MiB/s +-10%%); for comparison the whole 30 s: %.3f MiB/s (%.1f MiB), the last 20 s: %.3f MiB/s; "
               "baseline %.1f MiB/s; delivery errors %s" % (
-                  QUOTA, rate / 1048576, how, total / QUOTA_SECONDS / 1048576, total / 1048576, late / 1048576,
+                  QUOTA_CLIENT, QUOTA, rate / 1048576, how, total / QUOTA_SECONDS / 1048576, total / 1048576, late / 1048576,
                   base / 1048576, sorted(set(errors)) or "none"), observed="within 10%" if ok else "off")
     res.check("C.throttle_time", max_th > 0, "throttle_time_ms reported by the broker, as librdkafka's statistics "
               "saw it: max %d ms, %d of %d intervals with throttled responses" % (
                   max_th, sum(1 for t in throttles if t[0]), len(stats)), observed="throttled" if max_th > 0 else "none")
-    alter({"user": "alice"}, "producer_byte_rate", None)
+    alter({"client-id": QUOTA_CLIENT}, "producer_byte_rate", None)
 
     def enforced(name, user, client_id, what):
         """A 3-s producer of `user` with `client_id` under a 1 MiB/s quota: at most the quota's start credit
