@@ -218,13 +218,16 @@ TEST(Transactions, CommitKilledRightAfterEndTxnCompletesOnRestart) {
                           read_committed());
     EXPECT_EQ(rc.total(), committed) << "round " << round << ": committed records visible after the restart";
   }
-  // Every marker is in the log once: 3 partitions x 3 rounds of 10 records + 1 COMMIT marker each.
+  // 3 rounds of 10 records and a COMMIT marker per partition. A marker written just before the kill is written again
+  // by the restarted coordinator (it finds the transaction prepared and resends every marker, as Kafka's does), so a
+  // round may leave two: between 33 and 36 offsets (a loaded machine showed 34).
   auto consumer = make_client(RD_KAFKA_CONSUMER, make_conf(b.bootstrap(), read_committed()));
   for (int p = 0; p < 3; ++p) {
     int64_t low = -1, high = -1;
     ASSERT_EQ(rd_kafka_query_watermark_offsets(consumer.get(), "txn-prepared", p, &low, &high, 10000),
               RD_KAFKA_RESP_ERR_NO_ERROR);
-    EXPECT_EQ(high, 33) << "partition " << p << ": the LSO past 30 records and 3 markers";
+    EXPECT_GE(high, 33) << "partition " << p << ": the LSO past 30 records and 3 markers";
+    EXPECT_LE(high, 36) << "partition " << p << ": at most one marker again per round";
   }
 }
 
