@@ -23,6 +23,10 @@ repository's tracked files
     /usr/bin/python3 compat/librdkafka/run_suite.py --version 2.14.2 --broker build/broker/sluice
     # side by side: the selection against Kafka 4.4.0, then against Sluice; both counts, the differences
     /usr/bin/python3 compat/librdkafka/run_suite.py --version 2.14.2 --broker build/broker/sluice --compare
+    # over a SASL_SSL listener (PLAIN user admin; TLS certificates made per run; an authorizer for the ACL APIs),
+    # both brokers: see README.md "Security mode" (--security ssl|sasl_plaintext|sasl_ssl, --mechanism, --acls)
+    /usr/bin/python3 compat/librdkafka/run_suite.py --broker build/broker/sluice --compare --security sasl_ssl \\
+        --tests 0001,0081,0097,0135
 
 In every mode KAFKA_PATH is set to the generated Kafka 4.4.0 folder (<cache>/kafka-4.4.0, jars from
 Maven Central, fetched once) and BROKERS to the bootstrap list, so the tests that run Kafka's own
@@ -53,7 +57,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-from suite_build import DEFAULT_VERSION, VERSIONS, BuildFailed, Unavailable, build_runner, log, obtain_source  # noqa: E402
+from suite_build import (DEFAULT_VERSION, VERSIONS, BuildFailed, Unavailable, build_runner, log,  # noqa: E402
+                         obtain_source, with_ssl)
+import suite_security  # noqa: E402
 from suite_run import (last_lines, parse_test_table, read_list, run_number,  # noqa: E402
                        wait_for_cluster, write_test_conf)
 
@@ -62,6 +68,10 @@ SKIP_RC = 77
 CLUSTER_ONLY_REASON = "needs a 3-broker cluster"
 # not_applicable.txt reasons ending with this are N/A only when KAFKA_PATH cannot be provided.
 KAFKA_PATH_REASON = "via KAFKA_PATH"
+# not_applicable.txt reasons starting with this run with --security ssl or sasl_ssl (a TLS listener).
+TLS_REASON = "needs an SSL listener"
+# not_applicable.txt reasons starting with this run with --acls (a broker with an authorizer).
+ACL_REASON = "needs ACLs"
 # --retry-failed: the second run of a failed test number may take this many times --per-test-timeout.
 RETRY_TIMEOUT_FACTOR = 4
 
@@ -121,6 +131,18 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="make -j for the one-time build (default 2)")
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="broker config for the nodes started here (repeatable)")
+    ap.add_argument("--security", choices=suite_security.PROTOCOLS, default="",
+                    help="give every node a second listener of this protocol (TLS: a throwaway CA, "
+                         "ssl.client.auth=required; SASL: the mechanisms PLAIN, SCRAM-SHA-256/512, OAUTHBEARER) and "
+                         "point test.conf's bootstrap.servers, security.protocol, ssl.* and sasl.* at it, as trivup "
+                         "does; 2.0.2 is then built with OpenSSL in its own folder (librdkafka-2.0.2-ssl)")
+    ap.add_argument("--mechanism", choices=suite_security.MECHANISMS, default="PLAIN",
+                    help="sasl.mechanisms of test.conf with --security sasl_* (default PLAIN; SCRAM users are "
+                         "created with Kafka's kafka-configs.sh through the PLAINTEXT listener)")
+    ap.add_argument("--acls", action=argparse.BooleanOptionalAction, default=None,
+                    help="start the nodes with an authorizer (Sluice: kafka.security.authorizer.AclAuthorizer, "
+                         "Kafka: StandardAuthorizer) and super.users = the test user, the client certificate's "
+                         "principal and User:ANONYMOUS, so the ACL APIs are served (default: on with --security)")
     ap.add_argument("--build-only", action="store_true", help="obtain and build, run nothing")
     ap.add_argument("--verbose", action="store_true", help="print the runner's output of failing tests")
     args = ap.parse_args()
@@ -128,7 +150,13 @@ def main():
         ap.error("--reference kafka starts single Kafka nodes: not with --cluster or --bootstrap")
     if args.compare and (args.reference or args.bootstrap):
         ap.error("--compare runs Kafka 4.4.0 and then Sluice (--broker): not with --reference or --bootstrap")
+    if args.security and args.bootstrap:
+        ap.error("--security configures the nodes started here: not with --bootstrap")
+    if args.acls is None:
+        args.acls = bool(args.security)
     version = VERSIONS[args.version]
+    if args.security:
+        version = with_ssl(version)  # TLS, SCRAM and OAUTHBEARER need librdkafka built with OpenSSL
     args.kafka_version = args.kafka_version or version.kafka_version
     args.expectations = list_path(args.expectations, args.version, "expectations.txt")
     args.not_applicable = list_path(args.not_applicable, args.version, "not_applicable.txt")
@@ -235,6 +263,10 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
     for name, rest in read_list(list_path("", args.version, "timeouts.txt"), with_reason=True).items():
         slow[name] = int(rest.split()[0])
     os.makedirs(run_dir, exist_ok=True)
+    sec = None
+    if args.security or args.acls:
+        certs = suite_security.Certs(os.path.join(run_dir, "certs")) if args.security else None
+        sec = suite_security.Security(args.security or "plaintext", args.mechanism, args.acls, certs)
     log("# librdkafka %s test suite against %s; TEST_KAFKA_VERSION=%s%s; runner mode %s; KAFKA_PATH=%s; logs in %s"
         % (version.upstream, args.bootstrap or ("a %d-broker Sluice cluster started here" % cluster
                                                 if cluster else "a Kafka %s node started here"
@@ -244,6 +276,8 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
            ("; TEST_CONSUMER_GROUP_PROTOCOL=%s" % args.group_protocol if args.group_protocol else "")
            + ("; SUBTESTS=%s" % args.subtests if args.subtests else ""),
            "-Q (quick)" if args.runner_quick else "full", kafka_path or "(none)", run_dir))
+    if sec is not None:
+        log("# security: %s" % sec.describe())
 
     res = Result()
     outcome = res.outcome
@@ -267,7 +301,9 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
     runnable = []
     for t in selected:
         if t.name in na and not (cluster >= 3 and na[t.name].startswith(CLUSTER_ONLY_REASON)) \
-                and not (kafka_path and na[t.name].endswith(KAFKA_PATH_REASON)):
+                and not (kafka_path and na[t.name].endswith(KAFKA_PATH_REASON)) \
+                and not (sec is not None and sec.tls and na[t.name].startswith(TLS_REASON)) \
+                and not (args.acls and na[t.name].startswith(ACL_REASON)):
             report(t.name, "N/A", ": " + na[t.name])
         elif "TEST_F_SOCKEM" in t.flags:
             report(t.name, "N/A", ": needs sockem (librdkafka's socket emulator: delays/drops by test)")
@@ -290,6 +326,8 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
     groups.sort(key=lambda g: (g[0][0] != "default", g[0]))
 
     brokers = {}  # scenario -> list of Broker (one, or the cluster's N)
+    plain_bootstrap = {}  # scenario -> the PLAINTEXT listeners (BROKERS for Kafka's CLI tools); --security
+    secure_bootstrap = {}  # scenario -> the --security listeners (test.conf's bootstrap.servers)
     zookeepers = {}  # scenario -> ZooKeeper (cluster mode)
     conf_paths = {}
     kind = "Kafka" if reference else "Sluice"
@@ -343,6 +381,7 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
                 k, _, v = kv.partition("=")
                 overrides[k] = v
             nodes = []
+            secure = []
             for i in range(1, max(1, cluster) + 1):
                 o = dict(overrides)
                 if cluster:
@@ -351,10 +390,32 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
                     b = kafka_reference.KafkaReference(args.cache, o)
                 else:
                     b = Broker(args.broker, o)
+                if sec is not None and sec.protocol != "plaintext":
+                    from sluice_harness import pick_free_port
+                    taken = {b.port, getattr(b, "controller_port", None)} | set(secure)
+                    sp = pick_free_port()
+                    while sp in taken:
+                        sp = pick_free_port()
+                    secure.append(sp)
+                    # the security settings first, then --override wins
+                    so = sec.broker_overrides(b.port, sp, reference, getattr(b, "controller_port", None))
+                    so.update(b.overrides)
+                    b.overrides = so
+                elif sec is not None and sec.acls:
+                    b.overrides.update({k: v for k, v in sec.broker_overrides(b.port, 0, reference, 0).items()
+                                        if k in ("authorizer.class.name", "super.users",
+                                                 "allow.everyone.if.no.acl.found")})
                 nodes.append(b)
             brokers[scenario] = nodes
             for b in nodes:
                 b.start(ready_timeout=90 if reference else 30)
+            from sluice_harness import port_accepts
+            for sp in secure:  # the secure listener accepts before the tests start (bounded)
+                until = time.monotonic() + 20
+                while not port_accepts(sp) and time.monotonic() < until:
+                    time.sleep(0.1)
+            plain_bootstrap[scenario] = ",".join(b.bootstrap for b in nodes)
+            secure_bootstrap[scenario] = ",".join("127.0.0.1:%d" % sp for sp in secure) or plain_bootstrap[scenario]
             if cluster:
                 wait_for_cluster(",".join(b.bootstrap for b in nodes), cluster)
                 log("# scenario %s: %d Sluice brokers on %s (ZooKeeper %s; data %s)"
@@ -362,7 +423,12 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
                        ", ".join(b.dir for b in nodes)))
             else:
                 log("# scenario %s: %s node on %s (data %s)" % (scenario, kind, nodes[0].bootstrap, nodes[0].dir))
-        return ",".join(b.bootstrap for b in brokers[scenario])
+            if secure:
+                log("# scenario %s: test.conf bootstrap.servers=%s (%s listeners); PLAINTEXT %s for BROKERS"
+                    % (scenario, secure_bootstrap[scenario], sec.listener, plain_bootstrap[scenario]))
+            if sec is not None:
+                sec.add_scram_user(kafka_path, plain_bootstrap[scenario])
+        return secure_bootstrap[scenario]
 
     def run_group(scenario, number, tests, logpath, retry_of=None):
         bs = bootstrap_for(scenario)
@@ -370,14 +436,17 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
             conf_paths[scenario] = os.path.join(run_dir, "test-%s.conf" % scenario)
         # Every time: in cluster mode a scenario's nodes are restarted on new ports when it comes back
         # (one scenario's cluster at a time), e.g. for --retry-failed after the noautocreate tests.
-        write_test_conf(conf_paths[scenario], bs)
+        write_test_conf(conf_paths[scenario], bs, sec.test_conf() if sec is not None and args.security else None)
         # A retry gets RETRY_TIMEOUT_FACTOR times the per-test timeout: some long tests (2.14.2's 0113
         # runs 40 subtests, 5-10 min) only need more time than a first pass can give every test.
         per_test = args.per_test_timeout * (RETRY_TIMEOUT_FACTOR if retry_of is not None else 1)
         # timeouts.txt: tests that need more than --per-test-timeout even on an idle machine.
         budget = sum(max(per_test, slow.get(t.name, 0)) for t in tests)
         tmo = min(budget, max(10, int(deadline - time.monotonic())))
-        extra_env = {"KAFKA_PATH": kafka_path, "BROKERS": bs} if kafka_path else {}
+        # BROKERS (Kafka's CLI tools, which get no security settings): the PLAINTEXT listeners
+        extra_env = {"KAFKA_PATH": kafka_path, "BROKERS": plain_bootstrap.get(scenario, bs)} if kafka_path else {}
+        if sec is not None and args.security:
+            extra_env.update(sec.env())
         if args.group_protocol:
             extra_env["TEST_CONSUMER_GROUP_PROTOCOL"] = args.group_protocol
         if args.subtests:

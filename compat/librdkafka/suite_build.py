@@ -51,6 +51,20 @@ VERSIONS = {
                       packages=["libssl-dev"]),
 }
 DEFAULT_VERSION = "2.0.2"
+
+
+def with_ssl(version):
+    """The version built with OpenSSL (run_suite.py --security: TLS, SCRAM and OAUTHBEARER need it). A version
+    configured --disable-ssl gets a second build folder, <cache>/librdkafka-<version>-ssl (a copy of the
+    unpacked source), so the default build (CI's --quick) is left as it is; 2.14.2 is already built with it."""
+    if "--disable-ssl" not in version.configure:
+        return version
+    v = Version(version.upstream, version.debian, version.suites,
+                [a for a in version.configure if a != "--disable-ssl"], version.skip_patches, version.kafka_version,
+                packages=list(version.packages) + ["libssl-dev"])
+    v.src_dir_name = version.src_dir_name + "-ssl"
+    v.copy_of = version
+    return v
 DEB_MIRROR = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
@@ -120,6 +134,16 @@ def obtain_source(cache, version, logf):
     """Returns the path of the unpacked librdkafka source of `version` (a Version)."""
     src = os.path.join(cache, version.src_dir_name)
     if os.path.exists(os.path.join(src, "tests", "test.c")):
+        return src
+    base = getattr(version, "copy_of", None)
+    if base is not None:
+        # with_ssl(): a copy of the unpacked source without the other build's outputs (built again here).
+        got = obtain_source(cache, base, logf)
+        tmp = src + ".partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(got, tmp, symlinks=True, ignore=shutil.ignore_patterns(
+            "*.o", "*.d", "*.a", "*.so", "*.so.*", "test-runner", ".sluice-build-stamp"))
+        os.rename(tmp, src)
         return src
     if shutil.which("apt-get") is None:
         raise Unavailable("no apt-get: not a Debian system")

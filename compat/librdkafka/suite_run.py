@@ -65,11 +65,15 @@ def read_list(path, with_reason):
 # Running
 
 
-def write_test_conf(path, bootstrap):
+def write_test_conf(path, bootstrap, extra=None):
+    """test.conf: bootstrap.servers, test.topic.random, then `extra` (run_suite.py --security: security.protocol,
+    ssl.*, sasl.*)."""
     with open(path, "w") as f:
         f.write("# written by compat/librdkafka/run_suite.py\n")
         f.write("bootstrap.servers=%s\n" % bootstrap)
         f.write("test.topic.random=true\n")
+        for k, v in (extra or {}).items():
+            f.write("%s=%s\n" % (k, v))
 
 
 def run_number(runner, number, scenario, conf_path, kafka_version, timeout, quick_mode, logpath,
