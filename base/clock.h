@@ -18,6 +18,8 @@ class clock {
   virtual ~clock() = default;
   virtual int64_t now_ms() const = 0;
   virtual int64_t monotonic_ms() const = 0;
+  /// The monotonic clock in microseconds, for durations shorter than a millisecond (request times).
+  virtual int64_t monotonic_us() const { return monotonic_ms() * 1000; }
   /// For clocks moved by hand (tests): calls `on_move()` after every move, on the thread that moved the
   /// clock, for as long as the returned handle is held. A clock that follows real time returns null and
   /// never calls it: a real timer (asio::steady_timer) serves deadlines in its `monotonic_ms` terms.
@@ -35,6 +37,10 @@ class system_clock final : public clock {
   }
   int64_t monotonic_ms() const override {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  int64_t monotonic_us() const override {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::steady_clock::now().time_since_epoch()).count();
   }
   static system_clock& instance() {

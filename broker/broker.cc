@@ -4,7 +4,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "base/logging.h"
@@ -115,6 +117,24 @@ result<void> broker::start() {
                                                                    *faults_, system_clock::instance(),
                                                                    *credentials_, store_->cluster_id(), replicas_.get()});
   quotas_ = std::make_unique<quota_manager>(*store_, config_.quota_window_num, config_.quota_window_size_seconds);
+  {
+    // KIP-612: Kafka's default, Int.MaxValue, means no limit.
+    auto limit_of = [](const std::string& text) {
+      double d = 0;
+      try { d = std::stod(text); } catch (const std::exception&) { return 0.0; }
+      return d >= INT32_MAX || d <= 0 ? 0.0 : d;
+    };
+    std::map<std::string, double> per_listener;
+    for (const auto& ep : config_.listeners) {
+      std::string lower = ep.listener_name;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string key = "listener.name." + lower + ".max.connection.creation.rate";
+      if (auto it = config_.listener_values.find(key); it != config_.listener_values.end())
+        per_listener[ep.listener_name] = limit_of(it->second);
+    }
+    quotas_->set_connection_rate_limits(limit_of(config_.values.at("max.connection.creation.rate")),
+                                        std::move(per_listener), config_.inter_broker_listener_name);
+  }
   if (auto r = quotas_->reload(); !r) return error{r.err().code, "cannot read the client quotas: " + r.err().message};
   quotas_->start();
   services_->quotas = quotas_.get();
@@ -134,6 +154,7 @@ result<void> broker::start() {
     txns_->start();    // and __transaction_state
   }
   server_ = std::make_unique<net::server>(io_, config_, *dispatcher_);
+  server_->set_quotas(quotas_.get(), &services_->clock);
   if (auto r = server_->listen(config_.listeners); !r) return r;
   server_->start();
   if (cluster_mode_) {

@@ -87,6 +87,8 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
     co_return outcome{kind::close, {}};
   }
   rc.throttle_time_ms = std::max(0, hooks_->throttle_time_ms(s, h));
+  rc.start_us = services_.clock.monotonic_us();
+  rc.request_quota_exempt = allowed_before_authentication(h.api_key);  // as Kafka's sendResponseExemptThrottle
   const int64_t start_ms = services_.clock.monotonic_ms();
   auto op = entry->handle(services_, rc, reader);
   auto result = co_await std::move(op);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "protocol/api_traits.h"
 
@@ -32,10 +33,12 @@ boost::asio::awaitable<handler_outcome> adapt(broker_services& svc, request_cont
   auto response = co_await std::move(handled);
   if constexpr (requires { response.has_value(); }) {
     if (!response) co_return handler_outcome{handler_outcome::kind::no_response, {}};
+    handlers::throttle_for_request_time(svc, rc);
     fill_throttle(*response, rc.throttle_time_ms);
     co_return handler_outcome{handler_outcome::kind::respond,
                               protocol::encode_response(rc.header.correlation_id, rc.header.api_version, *response)};
   } else {
+    handlers::throttle_for_request_time(svc, rc);
     fill_throttle(response, rc.throttle_time_ms);
     co_return handler_outcome{handler_outcome::kind::respond,
                               protocol::encode_response(rc.header.correlation_id, rc.header.api_version, response)};

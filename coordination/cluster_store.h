@@ -93,8 +93,13 @@ class cluster_store {
   virtual result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(
       const std::string& entity_type) const = 0;
   /// Replaces one entity's configs; empty `configs` removes the entity. errc::io_error if not persisted.
+  /// `entity_type` may be a nested type, "users/<user>/clients" (a user's per-client-id quotas, Kafka's
+  /// /config/users/<user>/clients/<client-id>, KIP-55); the parents are made as needed.
   virtual result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
                                           std::map<std::string, std::string> configs) = 0;
+  /// The names of every entity of `entity_type` that has a node, with configs or only nested entities (a user
+  /// with only per-client-id quotas). errc::io_error when unreadable.
+  virtual result<std::vector<std::string>> entity_names(const std::string& entity_type) const = 0;
   /// The ACL nodes of the cluster: Kafka's /kafka-acl/<ResourceType>/<name> (LITERAL patterns) and
   /// /kafka-acl-extended/prefixed/<ResourceType>/<name> (PREFIXED, KIP-290), each holding
   /// {"version":1,"acls":[{"principal":..,"permissionType":..,"operation":..,"host":..}]} (encoded and decoded by

@@ -7,6 +7,7 @@
 #include <climits>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace sluice::coordination {
@@ -411,6 +412,20 @@ result<void> embedded_store::set_entity_configs(const std::string& entity_type, 
     return r;
   }
   return {};
+}
+
+result<std::vector<std::string>> embedded_store::entity_names(const std::string& entity_type) const {
+  std::lock_guard lock(mutex_);
+  std::set<std::string> names;
+  if (auto it = entity_configs_.find(entity_type); it != entity_configs_.end())
+    for (const auto& [name, configs] : it->second) names.insert(name);
+  // A nested type "users/<name>/clients" makes <name> an entity of "users" too.
+  const std::string prefix = entity_type + "/";
+  for (auto it = entity_configs_.lower_bound(prefix); it != entity_configs_.end() && it->first.starts_with(prefix); ++it) {
+    const std::string rest = it->first.substr(prefix.size());
+    names.insert(rest.substr(0, rest.find('/')));
+  }
+  return std::vector<std::string>(names.begin(), names.end());
 }
 
 result<std::map<acl_node_key, std::string>> embedded_store::acl_nodes() const {

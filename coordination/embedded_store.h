@@ -44,6 +44,8 @@ class embedded_store final : public cluster_store, public cluster_view {
       const std::string& entity_type) const override;
   result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
                                   std::map<std::string, std::string> configs) override;
+  /// Nested types are kept as their own type keys ("users/alice/clients": {"c1": {..}}).
+  result<std::vector<std::string>> entity_names(const std::string& entity_type) const override;
   /// Kept in the file as "acls": [{"pattern_type":"LITERAL","resource_type":"Topic","name":"t","data":"{..}"}].
   result<std::map<acl_node_key, std::string>> acl_nodes() const override;
   result<void> set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) override;

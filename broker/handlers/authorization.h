@@ -48,4 +48,17 @@ inline void throttle_for_quota(broker_services& svc, request_context& rc, quota_
   rc.mute_ms = std::max(rc.mute_ms, t);
 }
 
+/// request_percentage quotas (KIP-124): counts the time spent on this request so far, less its purgatory waits,
+/// against the session's user and client id; called when the response is built, so a throttle goes into it.
+inline void throttle_for_request_time(broker_services& svc, request_context& rc) {
+  if (svc.quotas == nullptr || rc.request_quota_exempt) return;
+  const std::string& p = rc.session.principal;
+  const std::string user = p.starts_with("User:") ? p.substr(5) : p;
+  const int64_t spent = std::max<int64_t>(0, svc.clock.monotonic_us() - rc.start_us - rc.waited_us);
+  const int32_t t = svc.quotas->record_request_time(user, rc.session.client_id, spent, svc.clock.monotonic_ms());
+  if (t <= 0) return;
+  rc.throttle_time_ms = std::max(rc.throttle_time_ms, t);
+  rc.mute_ms = std::max(rc.mute_ms, t);
+}
+
 }  // namespace sluice::broker::handlers

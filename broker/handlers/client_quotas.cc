@@ -1,11 +1,13 @@
-// DescribeClientQuotas (key 48) and AlterClientQuotas (key 49), KIP-546: the quotas of users and client ids in
-// their entity configs (/config/users/<user>, /config/clients/<client-id>, "<default>" for the default entity),
-// enforced by broker/quota_manager.h. Describing needs DescribeConfigs on the cluster, altering AlterConfigs.
-// Combined user+client-id entities and ip entities are refused with INVALID_REQUEST (not supported here).
+// DescribeClientQuotas (key 48) and AlterClientQuotas (key 49), KIP-546: the quotas of users, client ids, users
+// per client id and client addresses in their entity configs (/config/users/<user>, /config/clients/<client-id>,
+// /config/users/<user>/clients/<client-id>, /config/ips/<ip>; "<default>" for a default entity), enforced by
+// broker/quota_manager.h. Describing needs DescribeConfigs on the cluster, altering AlterConfigs.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iterator>
+
+#include <boost/asio/ip/address.hpp>
 
 #include "base/logging.h"
 #include "broker/handlers/authorization.h"
@@ -18,18 +20,12 @@ using protocol::error_code;
 
 namespace {
 
-/// "user" -> "users", "client-id" -> "clients"; "" for any other entity type.
-std::string store_type_of(const std::string& entity_type) {
-  if (entity_type == "user") return "users";
-  if (entity_type == "client-id") return "clients";
-  return {};
-}
-
 bool is_quota_key(const std::string& key) {
   return std::find(std::begin(quota_keys), std::end(quota_keys), key) != std::end(quota_keys);
 }
 
-/// Integral keys (Kafka's LONG quota configs); request_percentage and controller_mutation_rate are doubles.
+/// Integral keys (Kafka's LONG quota configs); request_percentage, controller_mutation_rate and
+/// connection_creation_rate are doubles.
 bool integral_key(const std::string& key) { return key == "producer_byte_rate" || key == "consumer_byte_rate"; }
 
 std::string format_value(double v) {
@@ -37,6 +33,44 @@ std::string format_value(double v) {
   char buf[64];
   auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, ptr);
+}
+
+/// One quota entity: its (type, name) parts in Kafka's order (user before client-id), a null name for a
+/// default, and where the store keeps its configs.
+struct quota_entity {
+  std::vector<std::pair<std::string, std::optional<std::string>>> parts;
+  std::string store_type;
+  std::string store_name;
+};
+
+std::optional<std::string> name_or_default(const std::string& stored) {
+  if (stored == default_quota_entity) return std::nullopt;
+  return stored;
+}
+
+/// Every entity that has quota configs, with them.
+result<std::vector<std::pair<quota_entity, std::map<std::string, std::string>>>> all_entities(const quota_manager& q) {
+  std::vector<std::pair<quota_entity, std::map<std::string, std::string>>> out;
+  auto add = [&](const std::string& store_type, auto parts_of) -> result<void> {
+    auto entities = q.entity_configs(store_type);
+    if (!entities) return entities.err();
+    for (auto& [name, configs] : *entities) out.push_back({quota_entity{parts_of(name), store_type, name}, std::move(configs)});
+    return {};
+  };
+  using parts_t = std::vector<std::pair<std::string, std::optional<std::string>>>;
+  if (auto r = add("users", [](const std::string& n) { return parts_t{{"user", name_or_default(n)}}; }); !r) return r.err();
+  if (auto r = add("clients", [](const std::string& n) { return parts_t{{"client-id", name_or_default(n)}}; }); !r)
+    return r.err();
+  auto users = q.entity_names("users");
+  if (!users) return users.err();
+  for (const auto& user : *users) {
+    auto r = add("users/" + user + "/clients", [&](const std::string& n) {
+      return parts_t{{"user", name_or_default(user)}, {"client-id", name_or_default(n)}};
+    });
+    if (!r) return r.err();
+  }
+  if (auto r = add("ips", [](const std::string& n) { return parts_t{{"ip", name_or_default(n)}}; }); !r) return r.err();
+  return out;
 }
 
 }  // namespace
@@ -76,43 +110,49 @@ task<protocol::describe_client_quotas_response> describe_client_quotas(
       co_return resp;
     }
   }
+  const auto has_type = [&](const char* t) {
+    return std::any_of(req.components.begin(), req.components.end(), [&](const auto& c) { return c.entity_type == t; });
+  };
+  if (has_type("ip") && (has_type("user") || has_type("client-id"))) {
+    fail(error_code::invalid_request,
+         "Invalid entity filter component combination, IP filter component should not be used with user or clientId "
+         "filter component.");
+    co_return resp;
+  }
+  auto entities = all_entities(*svc.quotas);
+  if (!entities) {
+    fail(error_code::unknown_server_error, entities.err().message);
+    co_return resp;
+  }
   resp.entries.emplace();
-  // Every entity here has one type; a filter over two types matches none, and strict needs exactly its types.
-  const bool multi = req.components.size() > 1;
-  if (multi || (req.strict && req.components.empty())) co_return resp;
-  for (const char* entity_type : {"user", "client-id"}) {
-    const protocol::describe_client_quotas_request::component_data* component = nullptr;
-    if (!req.components.empty()) {
-      if (req.components[0].entity_type != entity_type) continue;
-      component = &req.components[0];
+  for (const auto& [entity, configs] : *entities) {
+    // Each component names a type the entity must have, matched by name (0), default (1) or any (2); strict:
+    // the entity has no other types.
+    bool match = !(req.strict && entity.parts.size() != req.components.size());
+    for (const auto& c : req.components) {
+      if (!match) break;
+      auto part = std::find_if(entity.parts.begin(), entity.parts.end(), [&](const auto& p) { return p.first == c.entity_type; });
+      if (part == entity.parts.end()) match = false;
+      else if (c.match_type == 0) match = part->second.has_value() && *part->second == *c.match;
+      else if (c.match_type == 1) match = !part->second.has_value();
     }
-    auto entities = svc.quotas->entity_configs(store_type_of(entity_type));
-    if (!entities) {
-      fail(error_code::unknown_server_error, entities.err().message);
-      co_return resp;
+    if (!match) continue;
+    response::entry_data e;
+    for (const auto& [key, value] : configs) {
+      if (!is_quota_key(key) && key != ip_quota_key) continue;  // SCRAM credentials share the users' configs
+      double d = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
+      if (ec != std::errc()) continue;
+      e.values.push_back({key, d, {}});
     }
-    for (const auto& [name, configs] : *entities) {
-      const bool is_default = name == default_quota_entity;
-      if (component) {
-        if (component->match_type == 0 && (is_default || name != *component->match)) continue;
-        if (component->match_type == 1 && !is_default) continue;
-        if (component->match_type == 2 && is_default) continue;
-      }
-      response::entry_data e;
-      for (const auto& [key, value] : configs) {
-        if (!is_quota_key(key)) continue;  // SCRAM credentials share the users' configs
-        double d = 0;
-        auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
-        if (ec != std::errc()) continue;
-        e.values.push_back({key, d, {}});
-      }
-      if (e.values.empty()) continue;
+    if (e.values.empty()) continue;
+    for (const auto& [type, name] : entity.parts) {
       response::entity_data ent;
-      ent.entity_type = entity_type;
-      ent.entity_name = is_default ? std::nullopt : std::optional<std::string>(name);  // null: the default entity
+      ent.entity_type = type;
+      ent.entity_name = name;  // null: the default entity
       e.entity.push_back(std::move(ent));
-      resp.entries->push_back(std::move(e));
     }
+    resp.entries->push_back(std::move(e));
   }
   co_return resp;
 }
@@ -127,7 +167,12 @@ task<protocol::alter_client_quotas_response> alter_client_quotas(broker_services
     response::entry_data out;
     out.error_code = error_code::none;
     out.error_message = std::nullopt;  // Kafka: null unless there is an error
-    for (const auto& e : entry.entity) out.entity.push_back({e.entity_type, e.entity_name, {}});
+    // Kafka reads the entity into a map: a type given twice counts once, with its last name.
+    for (const auto& e : entry.entity) {
+      auto same = std::find_if(out.entity.begin(), out.entity.end(), [&](const auto& o) { return o.entity_type == e.entity_type; });
+      if (same != out.entity.end()) same->entity_name = e.entity_name;
+      else out.entity.push_back({e.entity_type, e.entity_name, {}});
+    }
     auto fail = [&](error_code code, std::string message) {
       out.error_code = code;
       out.error_message = std::move(message);
@@ -140,25 +185,58 @@ task<protocol::alter_client_quotas_response> alter_client_quotas(broker_services
       fail(error_code::unknown_server_error, "client quotas are not available on this broker");
     } else if (entry.entity.empty()) {
       fail(error_code::invalid_request, "Invalid empty client quota entity");
-    } else if (entry.entity.size() > 1) {
-      fail(error_code::invalid_request,
-           "Quotas of a combined entity (" + entry.entity[0].entity_type + " and " + entry.entity[1].entity_type +
-               ") are not supported by this broker: set user or client-id quotas");
-    } else if ((store_type = store_type_of(entry.entity[0].entity_type)).empty()) {
-      fail(error_code::invalid_request, "Unhandled client quota entity type: " + entry.entity[0].entity_type);
-    } else if (entry.entity[0].entity_name && entry.entity[0].entity_name->empty()) {
-      fail(error_code::invalid_request, "Invalid empty " + entry.entity[0].entity_type + " name");
     } else {
-      name = entry.entity[0].entity_name.value_or(default_quota_entity);
-      for (const auto& op : entry.ops) {
-        if (!is_quota_key(op.key)) {
-          fail(error_code::invalid_request, "Invalid configuration key " + op.key);
+      // Kafka's validateEntity: known types once each, names not empty, ip a valid address and alone.
+      std::map<std::string, std::optional<std::string>> parts;
+      for (const auto& e : out.entity) {
+        if (e.entity_type != "user" && e.entity_type != "client-id" && e.entity_type != "ip") {
+          fail(error_code::invalid_request, "Unhandled client quota entity type: " + e.entity_type);
           break;
         }
-        if (!op.remove && (!(op.value > 0) || (integral_key(op.key) && std::floor(op.value) != op.value))) {
-          fail(error_code::invalid_request, "Invalid value " + format_value(op.value) + " for configuration key " +
-                                                op.key + (integral_key(op.key) ? ": a positive whole number" : ": a positive number"));
+        if (e.entity_type == "ip" && e.entity_name) {
+          boost::system::error_code ec;
+          boost::asio::ip::make_address(*e.entity_name, ec);
+          if (ec) {
+            fail(error_code::invalid_request, "Unable to resolve address " + *e.entity_name);
+            break;
+          }
+        }
+        if (e.entity_name && e.entity_name->empty()) {
+          fail(error_code::invalid_request, "Invalid empty " + e.entity_type + " name");
           break;
+        }
+        parts[e.entity_type] = e.entity_name;
+      }
+      const bool is_ip = parts.contains("ip");
+      if (out.error_code == error_code::none && is_ip && parts.size() > 1) {
+        fail(error_code::invalid_request,
+             "Invalid quota entity combination, IP entity should not be combined with User or ClientId");
+      }
+      if (out.error_code == error_code::none) {
+        auto stored = [](const std::optional<std::string>& n) { return n.value_or(default_quota_entity); };
+        if (is_ip) {
+          store_type = "ips";
+          name = stored(parts["ip"]);
+        } else if (parts.size() == 2) {
+          store_type = "users/" + stored(parts["user"]) + "/clients";
+          name = stored(parts["client-id"]);
+        } else if (parts.contains("user")) {
+          store_type = "users";
+          name = stored(parts["user"]);
+        } else {
+          store_type = "clients";
+          name = stored(parts["client-id"]);
+        }
+        for (const auto& op : entry.ops) {
+          if (is_ip ? op.key != ip_quota_key : !is_quota_key(op.key)) {
+            fail(error_code::invalid_request, "Invalid configuration key " + op.key);
+            break;
+          }
+          if (!op.remove && (!(op.value > 0) || (integral_key(op.key) && std::floor(op.value) != op.value))) {
+            fail(error_code::invalid_request, "Invalid value " + format_value(op.value) + " for configuration key " +
+                                                  op.key + (integral_key(op.key) ? ": a positive whole number" : ": a positive number"));
+            break;
+          }
         }
       }
     }

@@ -29,6 +29,7 @@ inline task<bool> wait_for_snapshot(broker_services& svc, request_context& rc,
     auto c = svc.topics.cluster();
     if (c && ready(*c)) co_return true;
     if (until.passed()) co_return false;
+    parked_time parked(rc, svc.clock);  // waiting for metadata: not work (request quotas)
     auto op = waiter->wait(until);  // not inside co_await: GCC 12
     co_await std::move(op);
   }

@@ -120,6 +120,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
   const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
   const bool from_follower = replica_id >= 0;
+  if (from_follower) rc.request_quota_exempt = true;  // replication is not throttled by client quotas (Kafka)
 
   // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
   // asked the replica manager about (request order), then those refused before: for a consumer first every unknown
@@ -320,8 +321,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       });
       co_await std::move(park_op);
     }
+    const int64_t parked_us = svc.clock.monotonic_us();
     auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
     co_await std::move(wait_op);
+    rc.waited_us += svc.clock.monotonic_us() - parked_us;  // not work: request_percentage leaves it out
   }
   co_return resp;
 }

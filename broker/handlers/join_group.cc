@@ -39,7 +39,9 @@ task<response> join_group(broker_services& svc, request_context& rc, protocol::j
   auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
     c.join_group(std::move(r), std::move(reply));
   };
+  std::optional<parked_time> parked(std::in_place, rc, svc.clock);  // the rebalance: not work (request quotas)
   auto result = co_await group_call<groups::join_group_result>(svc.groups, s, std::move(work));
+  parked.reset();
   resp.error_code = to_kafka(result.error);
   resp.generation_id = result.generation_id;
   resp.protocol_type = result.protocol_type;

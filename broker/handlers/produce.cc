@@ -302,8 +302,10 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   }
   for (auto& w : pending) {
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
+    const int64_t parked_us = svc.clock.monotonic_us();
     auto wait_op = w.p->wait_for_high_watermark(w.required, w.term, w.min_isr, until);
     const hw_wait_result outcome = co_await std::move(wait_op);  // not inside co_await: GCC 12
+    rc.waited_us += svc.clock.monotonic_us() - parked_us;  // replication wait: not counted as work
     const error_code waited = to_kafka(outcome);
     if (waited != error_code::none) {
       auto& pr = resp.responses[w.topic_index].partition_responses[w.partition_index];

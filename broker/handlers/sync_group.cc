@@ -35,7 +35,9 @@ task<response> sync_group(broker_services& svc, request_context& rc, protocol::s
   auto work = [r = std::move(r)](groups::group_coordinator& c, auto reply) mutable {
     c.sync_group(std::move(r), std::move(reply));
   };
+  std::optional<parked_time> parked(std::in_place, rc, svc.clock);  // the rebalance: not work (request quotas)
   auto result = co_await group_call<groups::sync_group_result>(svc.groups, s, std::move(work));
+  parked.reset();
   resp.error_code = to_kafka(result.error);
   resp.protocol_type = result.protocol_type;
   resp.protocol_name = result.protocol_name;

@@ -104,6 +104,7 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string l
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
   bool waiting_logged = false;
+  int64_t accept_delay_ms = 0;
   for (;;) {
     // max.connections reached: stop accepting (new connections wait in the listen backlog) until one closes,
     // as Kafka's acceptor does.
@@ -117,6 +118,13 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string l
       continue;
     }
     waiting_logged = false;
+    if (accept_delay_ms > 0) {  // max.connection.creation.rate (KIP-612): the acceptor waits
+      backoff.expires_after(std::chrono::milliseconds(accept_delay_ms));
+      accept_delay_ms = 0;
+      auto wait = backoff.async_wait(asio::as_tuple(asio::use_awaitable));
+      co_await std::move(wait);
+      if (!acceptor.is_open()) co_return;
+    }
     auto strand = asio::make_strand(io_);  // outside the co_await expression (GCC 12 temporaries)
     auto [ec, socket] = co_await acceptor.async_accept(strand, asio::as_tuple(asio::use_awaitable));
     if (ec) {
@@ -141,6 +149,27 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string l
       log::info("closing connection from {}: max.connections.per.ip={} reached", peer.to_string(), limits_->max_per_ip);
       socket.close(rec);
       continue;
+    }
+    if (quotas_ != nullptr) {
+      const int64_t now = clock_->monotonic_ms();
+      // KIP-612: over an address's connection_creation_rate the connection is closed unread after the throttle
+      // time, as Kafka's ConnectionThrottledException; over the listener's or broker's rate the next accept waits.
+      if (const int64_t throttle = quotas_->record_ip_connection(peer.to_string(), now); throttle > 0) {
+        log::info("closing connection from {} in {} ms: its connection_creation_rate quota is exceeded", peer.to_string(),
+                  throttle);
+        auto held = std::make_shared<tcp::socket>(std::move(socket));
+        auto timer = std::make_shared<asio::steady_timer>(held->get_executor(), std::chrono::milliseconds(throttle));
+        timer->async_wait([held, timer, limits = limits_, peer](const boost::system::error_code&) {
+          boost::system::error_code ignored;
+          held->close(ignored);
+          limits->release(peer);
+        });
+        continue;
+      }
+      if (const int64_t wait_ms = quotas_->record_accept(listener_name, now); wait_ms > 0) {
+        log::debug("listener {}: connection creation rate over its limit, next accept in {} ms", listener_name, wait_ms);
+        accept_delay_ms = wait_ms;
+      }
     }
     session s;
     s.listener_name = listener_name;

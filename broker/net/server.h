@@ -7,7 +7,9 @@
 
 #include "base/result.h"
 #include "broker/config.h"
+#include "base/clock.h"
 #include "broker/dispatcher.h"
+#include "broker/quota_manager.h"
 #include "broker/security/listener_security.h"
 
 namespace sluice::broker::net {
@@ -27,6 +29,12 @@ class server {
   /// binds and listens on every endpoint, so the ports accept as soon as this returns. Errors name the listener
   /// whose security settings are wrong or the address that could not be bound.
   result<void> listen(const std::vector<endpoint>& endpoints);
+  /// Connection creation quotas (KIP-612): the broker's and listeners' rates and the addresses'
+  /// connection_creation_rate from `quotas`, timed on `clock`. Without it no rate is limited. Before start().
+  void set_quotas(quota_manager* quotas, const sluice::clock* clock) {
+    quotas_ = quotas;
+    clock_ = clock;
+  }
   /// Starts the accept loops.
   void start();
   /// Stops accepting (existing connections end with the io_context).
@@ -72,6 +80,8 @@ class server {
   };
 
   asio::io_context& io_;
+  quota_manager* quotas_ = nullptr;
+  const sluice::clock* clock_ = nullptr;
   const broker_config& config_;
   dispatcher& dispatcher_;
   struct listening {

@@ -11,7 +11,7 @@ constexpr const char* zero_uuid = "AAAAAAAAAAAAAAAAAAAAAA";
 // Keys by which arrays of structs are sorted (N10, "unordered arrays"), first match wins.
 constexpr const char* sort_keys[] = {"name", "topic", "topic_name", "group_id", "transactional_id", "resource_name", "config_name",
                                      "partition_index", "partition", "index", "api_key", "key", "broker_id", "node_id",
-                                     "producer_id", "user"};
+                                     "producer_id", "user", "entity_type"};
 
 void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool in_batch);
 
@@ -100,6 +100,13 @@ void walk(boost::json::value& v, const std::string& key, rename_maps& maps, bool
       });
     }
     for (auto& e : a) walk(e, key, maps, in_batch || holds_batches(key));
+    if (key == "entries" && a.size() > 1 &&
+        std::all_of(a.begin(), a.end(), [](const boost::json::value& e) { return e.is_object() && e.as_object().contains("entity"); })) {
+      // N16: client quota entries, by their entity (sorted by type above); Kafka lists them from a hash map.
+      std::stable_sort(a.begin(), a.end(), [](const boost::json::value& x, const boost::json::value& y) {
+        return boost::json::serialize(x.as_object().at("entity")) < boost::json::serialize(y.as_object().at("entity"));
+      });
+    }
     if (key == "members" && a.size() > 1) {
       // N13, ties: members that carry the same besides their ids keep each broker's hash order, in which ids named
       // earlier in the response (the leader, the member's own id) land at different places; once renamed, the ids

@@ -170,6 +170,10 @@ result<std::map<std::string, std::map<std::string, std::string>>> zk_cluster::en
   return store_.entity_configs(entity_type);
 }
 
+result<std::vector<std::string>> zk_cluster::entity_names(const std::string& entity_type) const {
+  return store_.entity_names(entity_type);
+}
+
 result<void> zk_cluster::set_entity_configs(const std::string& entity_type, const std::string& name,
                                             std::map<std::string, std::string> configs) {
   return store_.set_entity_configs(entity_type, name, configs);

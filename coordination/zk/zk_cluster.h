@@ -61,6 +61,7 @@ class zk_cluster final : public cluster_store, public cluster_view, private sess
       const std::string& entity_type) const override;
   result<void> set_entity_configs(const std::string& entity_type, const std::string& name,
                                   std::map<std::string, std::string> configs) override;
+  result<std::vector<std::string>> entity_names(const std::string& entity_type) const override;
   result<std::map<acl_node_key, std::string>> acl_nodes() const override;
   result<void> set_acl_node(const acl_node_key& key, const std::optional<std::string>& data) override;
 

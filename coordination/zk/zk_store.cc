@@ -221,6 +221,7 @@ result<std::map<std::string, std::map<std::string, std::string>>> zk_store::enti
     auto node = s->get(parent + "/" + name, nullptr);
     if (node.code == zk_code::no_node) continue;  // deleted between the two reads
     if (!node.ok()) return io_fail("read " + parent + "/" + name, node.code);
+    if (node.value.data.empty()) continue;  // a parent made without data (only nested entities)
     auto configs = topic_config_znode::decode(node.value.data);  // the same {"version":1,"config":{..}} shape
     if (!configs) return error{errc::io_error, parent + "/" + name + ": " + configs.err().message};
     if (!configs->empty()) out[name] = std::move(*configs);
@@ -228,13 +229,37 @@ result<std::map<std::string, std::map<std::string, std::string>>> zk_store::enti
   return out;
 }
 
+result<std::vector<std::string>> zk_store::entity_names(const std::string& type) const {
+  auto s = session_.current();
+  if (!s) return io_fail("read /config/" + type, zk_code::closed);
+  auto names = s->get_children("/config/" + type, nullptr);
+  if (names.code == zk_code::no_node) return std::vector<std::string>{};
+  if (!names.ok()) return io_fail("read /config/" + type, names.code);
+  std::sort(names.value.begin(), names.value.end());
+  return names.value;
+}
+
 result<void> zk_store::set_entity_configs(const std::string& type, const std::string& name,
                                           const std::map<std::string, std::string>& configs) {
   auto s = session_.current();
   const std::string path = "/config/" + type + "/" + name;
   if (!s) return io_fail("write " + path, zk_code::closed);
-  if (auto c = s->create("/config/" + type, "", create_mode::persistent).code; c != zk_code::ok && c != zk_code::node_exists)
-    return io_fail("create /config/" + type, c);
+  // The parents, outermost first: /config/<type>, and for a nested type ("users/<user>/clients") each level,
+  // an entity level holding an empty config as Kafka's nodes do.
+  {
+    std::string parent = "/config";
+    size_t from = 0;
+    int level = 0;
+    while (from <= type.size()) {
+      const size_t slash = std::min(type.find('/', from), type.size());
+      parent += "/" + type.substr(from, slash - from);
+      const std::string data = level % 2 == 1 ? topic_config_znode::encode({}) : std::string();
+      if (auto c = s->create(parent, data, create_mode::persistent).code; c != zk_code::ok && c != zk_code::node_exists)
+        return io_fail("create " + parent, c);
+      from = slash + 1;
+      ++level;
+    }
+  }
   // Kafka keeps the znode with an empty config map rather than deleting it.
   const std::string data = topic_config_znode::encode(configs);
   bool written = false;

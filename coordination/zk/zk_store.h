@@ -40,6 +40,7 @@ class zk_store {
   result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(const std::string& type) const;
   result<void> set_entity_configs(const std::string& type, const std::string& name,
                                   const std::map<std::string, std::string>& configs);
+  result<std::vector<std::string>> entity_names(const std::string& type) const;
   /// /kafka-acl/<Type>/<name> and /kafka-acl-extended/prefixed/<Type>/<name>.
   result<std::map<acl_node_key, std::string>> acl_nodes() const;
   /// Writes (or deletes) one node and creates Kafka's change notification for it.

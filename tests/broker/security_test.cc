@@ -344,5 +344,65 @@ TEST_F(quota_test, user_then_default_user_then_client_id) {
   EXPECT_EQ(q.record(quota_manager::kind::produce, "alice", "app", 100 * 1048576, 1000), 11000);
 }
 
+TEST_F(quota_test, user_and_client_id_levels_in_kafka_order) {
+  quota_manager q(*store_, 11, 1);
+  const auto produce = quota_manager::kind::produce;
+  ASSERT_TRUE(q.set_entity_configs("clients", "app", {{"producer_byte_rate", "8"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users", default_quota_entity, {{"producer_byte_rate", "7"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users/<default>/clients", default_quota_entity, {{"producer_byte_rate", "6"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users/<default>/clients", "app", {{"producer_byte_rate", "5"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users", "alice", {{"producer_byte_rate", "4"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users/alice/clients", default_quota_entity, {{"producer_byte_rate", "3"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users/alice/clients", "app", {{"producer_byte_rate", "2"}}).ok());
+  // a user with only per-client-id quotas (no configs of its own) is found too
+  ASSERT_TRUE(q.set_entity_configs("users/carol/clients", "tool", {{"consumer_byte_rate", "9"}}).ok());
+  ASSERT_TRUE(q.reload().ok());
+  EXPECT_EQ(q.quota_of(produce, "alice", "app"), 2.0);    // /config/users/alice/clients/app
+  EXPECT_EQ(q.quota_of(produce, "alice", "other"), 3.0);  // /config/users/alice/clients/<default>
+  EXPECT_EQ(q.quota_of(produce, "bob", "app"), 5.0);      // /config/users/<default>/clients/app
+  EXPECT_EQ(q.quota_of(produce, "bob", "other"), 6.0);    // /config/users/<default>/clients/<default>
+  EXPECT_EQ(q.quota_of(quota_manager::kind::fetch, "carol", "tool"), 9.0);
+  EXPECT_EQ(q.quota_of(quota_manager::kind::fetch, "carol", "other"), std::nullopt);
+  // each key on its own: alice's user level beats the user default client level only for keys it sets
+  ASSERT_TRUE(q.set_entity_configs("users/alice/clients", default_quota_entity, {}).ok());
+  ASSERT_TRUE(q.set_entity_configs("users/alice/clients", "app", {}).ok());
+  ASSERT_TRUE(q.reload().ok());
+  EXPECT_EQ(q.quota_of(produce, "alice", "other"), 4.0);  // /config/users/alice
+  auto names = store_->entity_names("users");
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"<default>", "alice", "carol"}));
+}
+
+TEST_F(quota_test, request_percentage_counts_time_in_percent_of_one_thread) {
+  quota_manager q(*store_, 2, 1);
+  ASSERT_TRUE(q.set_entity_configs("clients", "app", {{"request_percentage", "10"}}).ok());
+  ASSERT_TRUE(q.reload().ok());
+  // 10% of a thread is 100 ms a second; the young window counts 1 s. 50 ms: 5%, within.
+  EXPECT_EQ(q.record_request_time("u", "app", 50'000, 1000), 0);
+  // 150 ms more: 20% over 1 s, twice the quota: throttle (20 - 10) / 10 * 1000 ms.
+  EXPECT_EQ(q.record_request_time("u", "app", 150'000, 1000), 1000);
+  EXPECT_EQ(q.record_request_time("u", "other", 150'000, 1000), 0);  // no quota for that client id
+}
+
+TEST_F(quota_test, connection_creation_rates) {
+  quota_manager q(*store_, 2, 1);
+  q.set_connection_rate_limits(2, {{"EXTERNAL", 1}}, "INTERNAL");
+  // broker-wide 2/s: the third connection in the first second is over: wait (3 - 2) / 2 * 1000 ms
+  EXPECT_EQ(q.record_accept("CLIENTS", 1000), 0);
+  EXPECT_EQ(q.record_accept("CLIENTS", 1000), 0);
+  EXPECT_EQ(q.record_accept("CLIENTS", 1000), 500);
+  // the inter-broker listener is not limited by the broker-wide rate
+  EXPECT_EQ(q.record_accept("INTERNAL", 1000), 0);
+  EXPECT_EQ(q.record_accept("INTERNAL", 1000), 0);
+  EXPECT_EQ(q.record_accept("INTERNAL", 1000), 0);
+  // per address: a refused connection is not counted, so the rate stays at the quota
+  ASSERT_TRUE(q.set_entity_configs("ips", "127.0.0.2", {{"connection_creation_rate", "1"}}).ok());
+  ASSERT_TRUE(q.reload().ok());
+  EXPECT_EQ(q.record_ip_connection("127.0.0.2", 5000), 0);
+  EXPECT_EQ(q.record_ip_connection("127.0.0.2", 5000), 1000);
+  EXPECT_EQ(q.record_ip_connection("127.0.0.2", 5000), 1000);
+  EXPECT_EQ(q.record_ip_connection("127.0.0.3", 5000), 0);  // no quota, no default
+}
+
 }  // namespace
 }  // namespace sluice::broker

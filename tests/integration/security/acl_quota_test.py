@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """ACLs (KIP-11/KIP-290), client quotas (KIP-13/KIP-55/KIP-219) and their propagation in a ZooKeeper cluster.
 
-Four parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, then a table:
+Five parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, then a table:
 
   A  deny every API   one broker with the authorizer (allow.everyone.if.no.acl.found=false, super.users=User:admin;
                       User:ANONYMOUS) and User:alice (SASL PLAIN) with no ACL: one hand-built request of every API the
@@ -28,8 +28,9 @@ Four parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, the
                       the plain 30 s Apache Kafka 4.4 itself measures 1.10 MiB/s; both figures and the last 20 s are
                       printed); librdkafka's throttle statistics (brokers[].throttle) printed, some > 0 required.
                       Then client-id and default-user (null name) quotas: described back, and enforced on a 3-s
-                      producer (at most the 10-window start credit + 3 s, throttled); a user+client-id entity is
-                      INVALID_REQUEST on Sluice (documented limit), accepted by Kafka.
+                      producer (at most the 10-window start credit + 3 s, throttled); a user+client-id quota
+                      (alice with c-client) described back and enforced on alice, not on bob with the same client
+                      id; request_percentage=1 on a client id throttles a producer sending hundreds of requests.
   D  propagation      a ZooKeeper (Debian's package) and 3 brokers with the authorizer: an ACL created through broker
                       1 is enforced by brokers 2 and 3 within 1 s (alice's Metadata for the topic, polled every 10 ms),
                       the same for its deletion; a SCRAM-SHA-512 user made through broker 1 authenticates on broker 3
@@ -37,11 +38,16 @@ Four parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, the
                       uses the PLAINTEXT listener as User:ANONYMOUS, so User:ANONYMOUS is a super user there (as in
                       every part: the PLAINTEXT listener is the setup's).
 
+  E  connections      a broker of its own with max.connection.creation.rate=10 (quota.window.num=2, 1-s windows):
+                      30 connections one after another are all answered but take at least 1 s (the broker waits
+                      before accepting); AlterClientQuotas ip 127.0.0.2 connection_creation_rate=2: of 12 connections
+                      from 127.0.0.2 at least 6 are closed unanswered, while 127.0.0.1 is still answered (KIP-612).
+
 C runs in a thread beside A, B and D (its rate is far below what the machine does, so they do not disturb it).
 
     /usr/bin/python3 tests/integration/security/acl_quota_test.py --broker build/broker/sluice \\
-        [--cache build-tests/compat-cache] [--parts A,B,C,D]
-    ... --reference kafka      parts A, B, C against Apache Kafka 4.4.0 (KRaft, StandardAuthorizer; compat/kafka)
+        [--cache build-tests/compat-cache] [--parts A,B,C,D,E]
+    ... --reference kafka      parts A, B, C, E against Apache Kafka 4.4.0 (KRaft, StandardAuthorizer; compat/kafka)
     ... --compare              Sluice, then Kafka 4.4.0: both columns and whether they agree (D: Sluice only)
 
 The test re-executes itself with the compat cache's venv Python (confluent-kafka 2.16, installed by
@@ -58,6 +64,7 @@ import json
 import os
 import queue
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -1386,15 +1393,92 @@ def part_c(node, res, java):
     enforced("C.default_user_quota.enforced", "carol", None, "carol (no quota of her own) under the default user's "
              "producer_byte_rate=%d" % QUOTA)
     alter({"user": None}, "producer_byte_rate", None)
-    r = java.call("alter_quotas", client="quota", entity={"user": "alice", "client-id": "c-client"},
-                  ops=[["producer_byte_rate", 1048576.0]])
-    err = (r.get("error") or [None])[0]
-    if node.kind == "sluice":  # documented limit: no combined entities (INVALID_REQUEST)
-        res.check("C.user_and_client_id", err == "InvalidRequestException", "user alice + client-id c-client -> %s "
-                  "(Sluice's documented limit: INVALID_REQUEST)" % (r.get("error") or "accepted"), observed="limit")
-    else:
-        res.add("C.user_and_client_id", "PASS", "user alice + client-id c-client -> %s (Kafka accepts combined "
-                "entities)" % (r.get("error") or "accepted"), observed="limit")
+    # a user's quota per client id (/config/users/<user>/clients/<client-id>): it binds alice with c-client
+    # only, not bob with the same client id
+    r = alter({"user": "alice", "client-id": "c-client"}, "producer_byte_rate", float(QUOTA))
+    got = describe([{"type": "user", "match": "alice"}, {"type": "client-id", "match": "c-client"}])
+    want = [{"entity": {"user": "alice", "client-id": "c-client"}, "values": {"producer_byte_rate": float(QUOTA)}}]
+    res.check("C.user_and_client_id.describe", r.get("ok") and got == want, "user alice + client-id c-client "
+              "producer_byte_rate=%d -> %s, described: %s" % (QUOTA, r.get("error") or "ok", got), observed=str(got))
+    enforced("C.user_and_client_id.enforced", "alice", "c-client", "alice with client.id c-client under the "
+             "user+client-id producer_byte_rate=%d" % QUOTA)
+    st = []
+    acked, _, t0 = produce_for(node, "bob", 3, stats=st, client_id="c-client")
+    got_b = sum(b for t, b in acked if t - t0 <= 3)
+    th = max((t[0] for t in throttle_summary(st)), default=0)
+    res.check("C.user_and_client_id.others_free", th == 0 and got_b > 16 * 1048576, "bob with client.id c-client "
+              "(the quota is alice's): %.1f MiB acknowledged in 3 s, max throttle %d ms" % (got_b / 1048576, th),
+              observed="free" if th == 0 and got_b > 16 * 1048576 else "throttled")
+    alter({"user": "alice", "client-id": "c-client"}, "producer_byte_rate", None)
+
+    # request_percentage (KIP-124): 1% of one thread is 10 ms of broker time per second, which a producer
+    # sending hundreds of requests a second exceeds
+    r = alter({"client-id": "c-req"}, "request_percentage", 1.0)
+    st = []
+    acked, _, t0 = produce_for(node, "bob", 3, stats=st, client_id="c-req")
+    th = max((t[0] for t in throttle_summary(st)), default=0)
+    res.check("C.request_percentage", r.get("ok") and th > 0, "bob with client.id c-req under request_percentage=1: "
+              "max throttle %d ms (%s), %.1f MiB acknowledged in 3 s" % (
+                  th, r.get("error") or "quota set", sum(b for t, b in acked if t - t0 <= 3) / 1048576),
+              observed="throttled" if th > 0 else "not throttled")
+    alter({"client-id": "c-req"}, "request_percentage", None)
+
+
+def api_versions_answered(port, source, timeout=5.0):
+    """Connects from `source` (a loopback address), sends ApiVersions v0; True when answered, False when the
+    broker closes the connection unanswered, None when neither happens within `timeout`."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        body = struct.pack(">hhih", 18, 0, 1, len("conn-rate")) + b"conn-rate"
+        s.sendall(struct.pack(">i", len(body)) + body)
+        data = s.recv(4)
+        return len(data) == 4
+    except socket.timeout:
+        return None
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def part_e(kind, args, binary, res):
+    """Connection creation rates (KIP-612): an address's connection_creation_rate closes the connections over it
+    unanswered; max.connection.creation.rate makes the broker accept more slowly, refusing nothing."""
+    extra = {"max.connection.creation.rate": 10, "quota.window.num": 2, "quota.window.size.seconds": 1}
+    node = SluiceNode(binary, False, extra) if kind == "sluice" else KafkaNode(args.cache, False, extra)
+    ok = False
+    try:
+        node.start()
+        conn = Conn(node.plain_port, client_id="conn-rate-admin")
+        t0 = time.monotonic()
+        # the SASL listener: the broker-wide rate spares the inter-broker listener (PLAINTEXT here), as Kafka's
+        # ConnectionQuotas does; ApiVersions is answered there before any SaslHandshake
+        answered = [api_versions_answered(node.sasl_port, "127.0.0.1") for _ in range(30)]
+        took = time.monotonic() - t0
+        res.check("E.broker_rate", all(answered) and took >= 1.0, "30 connections to the SASL listener one after "
+                  "another under max.connection.creation.rate=10 (2 windows of 1 s): %d answered in %.2f s (want all, over at "
+                  "least 1 s: the broker waits before accepting)" % (sum(1 for a in answered if a), took),
+                  observed="slowed" if all(answered) and took >= 1.0 else "not slowed")
+        ip = "127.0.0.2"
+        r = conn.request(49, 0, {"Entries": [{"Entity": [{"EntityType": "ip", "EntityName": ip}],
+                                              "Ops": [{"Key": "connection_creation_rate", "Value": 2.0, "Remove": False}]}],
+                                 "ValidateOnly": False})
+        err = r["Entries"][0]["ErrorCode"]
+        time.sleep(1.5)  # the quota reaches the connection quotas (Sluice: 500 ms refresh; Kafka: metadata log)
+        got = [api_versions_answered(node.plain_port, ip) for _ in range(12)]
+        closed = sum(1 for g in got if g is False)
+        other = api_versions_answered(node.plain_port, "127.0.0.1")
+        ok = err == 0 and closed >= 6 and got.count(True) >= 1 and other
+        res.check("E.ip_rate", ok, "AlterClientQuotas ip %s connection_creation_rate=2 -> error %d; 12 connections "
+                  "from it: %d answered, %d closed unanswered, %d timed out; from 127.0.0.1 meanwhile: %s" % (
+                      ip, err, got.count(True), closed, got.count(None), other), observed="closed" if ok else "not closed")
+        conn.close()
+    finally:
+        node.stop()
+        node.close(not ok)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1595,6 +1679,8 @@ def run_target(kind, args, binary, java, have_confluent):
             t = time.monotonic()
             logs += part_d(binary, res, have_confluent, bool(os.environ.get("SLUICE_KEEP_DATA")))
             log("part D done in %.1f s" % (time.monotonic() - t))
+        if "E" in args.parts:
+            guarded("E", part_e, kind, args, binary, res)
         for th in threads:
             th.join(timeout=QUOTA_SECONDS + 120)
         for n in nodes:
@@ -1644,7 +1730,7 @@ def have_new_confluent():
 
 def main():
     ap = sc.arg_parser(__doc__, "run parts A-C against Apache Kafka 4.4.0 instead")
-    ap.add_argument("--parts", default="A,B,C,D", help="comma-separated subset of A,B,C,D")
+    ap.add_argument("--parts", default="A,B,C,D,E", help="comma-separated subset of A,B,C,D,E")
     args = ap.parse_args()
     args.parts = set(p.strip().upper() for p in args.parts.split(",") if p.strip())
     args.cache = os.path.abspath(args.cache)
