@@ -1,5 +1,7 @@
 #include "broker/security/tls_context.h"
 
+#include "broker/session.h"
+
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
@@ -221,7 +223,15 @@ result<std::shared_ptr<ssl::context>> make_server_tls_context(const broker_confi
   }
 
   // --- client authentication ---
-  const std::string client_auth = get("ssl.client.auth");
+  // KIP-684: on a SASL_SSL listener SASL authenticates the client, so only the listener-prefixed
+  // listener.name.<l>.ssl.client.auth applies there; the broker-wide key is for SSL listeners.
+  std::string client_auth = get("ssl.client.auth");
+  if (security_protocol_of(config.values, listener) == "SASL_SSL") {
+    std::string lower = listener;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto it = config.listener_values.find("listener.name." + lower + ".ssl.client.auth");
+    client_auth = it == config.listener_values.end() ? "none" : it->second;
+  }
   if (client_auth == "required") {
     ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
   } else if (client_auth == "requested") {

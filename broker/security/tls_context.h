@@ -20,7 +20,8 @@ namespace sluice::broker::security {
 ///   ssl.truststore.type        PEM (ssl.truststore.certificates text or ssl.truststore.location file) or PKCS12
 ///                              (location + ssl.truststore.password); none given: the system's CA store
 ///   ssl.client.auth            none | requested | required (required: a client without a certificate fails
-///                              the handshake)
+///                              the handshake); on a SASL_SSL listener only listener.name.<l>.ssl.client.auth
+///                              counts, default none (KIP-684)
 ///   ssl.enabled.protocols      TLSv1.2,TLSv1.3 (also TLSv1, TLSv1.1)
 ///   ssl.cipher.suites          IANA names as Java writes them (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
 ///                              TLS_AES_256_GCM_SHA384); empty: OpenSSL's defaults
