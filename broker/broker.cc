@@ -101,10 +101,12 @@ result<void> broker::start() {
   producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
   txns_ = std::make_unique<txn_service>(config_, *topics_, system_clock::instance(), *producer_ids_, *groups_,
                                         io_.get_executor());
-  faults_ = std::make_unique<fault_injector>(config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
+  faults_ = std::make_unique<fault_injector>(config_.test_faults_enable, config_.test_faults_seed);
   if (faults_->enabled())
-    log::warn("TEST HOOK ACTIVE: sluice.test.fault.produce.drop.response.rate={} (seed {}): Produce responses are "
-              "dropped on purpose", config_.test_fault_produce_drop_response_rate, config_.test_fault_seed);
+    log::warn("TEST CONTROLS ACTIVE: sluice.test.faults.enable=true: POST /v1/faults makes requests fail on purpose; "
+              "never in production");
+
+
   if (cluster_mode_) {
     replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
     replicas_->on_leadership_change([groups = groups_.get(), txns = txns_.get()](std::shared_ptr<partition> p, bool leader) {
@@ -188,6 +190,22 @@ result<void> broker::start() {
   maintenance_ = std::make_unique<log_maintenance>(io_.get_executor(), config_, *topics_, system_clock::instance());
   maintenance_->start();
 
+  // The HTTP side (broker/http/README.md). The default http.listeners is a convenience: when its port is
+  // taken (a second broker on this machine) the broker warns and runs without HTTP; a listener the
+  // configuration names must bind, or the broker does not start.
+  if (!config_.http_listeners.empty()) {
+    admin_ = std::make_unique<http::admin_api>(*services_);
+    http::server_limits limits{config_.http_max_connections, config_.http_max_request_bytes, config_.http_request_timeout_ms};
+    http_ = std::make_unique<http::http_server>(io_, limits, [this](const http::request& r) { return admin_->handle(r); });
+    if (auto r = http_->listen(config_.http_listeners); !r) {
+      if (config_.explicit_keys.contains("http.listeners")) return r;
+      log::warn("{}; no HTTP side (set http.listeners to choose another address, or to empty for none)", r.err().message);
+      http_.reset();
+    } else {
+      http_->start();
+    }
+  }
+
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     log::info("signal {} received, shutting down", signal);
@@ -204,8 +222,12 @@ result<void> broker::start() {
     where += ep.address().is_v6() ? "[" + ep.address().to_string() + "]:" + std::to_string(ep.port())
                                   : ep.address().to_string() + ":" + std::to_string(ep.port());
   }
-  log::info("sluice broker {} started: listening on {}, {} topics, cluster id {}, log dirs {}", config_.broker_id,
-            where, topics_->all().size(), services_->cluster_id, config_.log_dirs.front().string());
+  std::string http_where;
+  for (const auto& ep : http_endpoints())
+    http_where += (http_where.empty() ? ", HTTP on http://" : ", http://") + ep.address().to_string() + ":" + std::to_string(ep.port());
+  log::info("sluice broker {} started: listening on {}{}, {} topics, cluster id {}, log dirs {}", config_.broker_id,
+            where, http_where, topics_->all().size(), services_->cluster_id, config_.log_dirs.front().string());
+  if (admin_) admin_->set_ready(true);
   return {};
 }
 
@@ -233,6 +255,7 @@ void broker::wait() {
 void broker::stop() {
   boost::asio::post(io_, [this] {
     if (server_) server_->stop();
+    if (http_) http_->stop();
     io_.stop();
   });
 }

@@ -8,6 +8,8 @@
 #include "base/clock.h"
 #include "broker/config.h"
 #include "broker/fault_injection.h"
+#include "broker/http/admin_api.h"
+#include "broker/http/http_server.h"
 #include "broker/producer_id_manager.h"
 #include "broker/quota_manager.h"
 #include "broker/log_maintenance.h"
@@ -49,6 +51,10 @@ class broker {
   void close();
 
   std::vector<boost::asio::ip::tcp::endpoint> local_endpoints() const { return server_->local_endpoints(); }
+  /// The bound http.listeners endpoints (empty without an HTTP side).
+  std::vector<boost::asio::ip::tcp::endpoint> http_endpoints() const {
+    return http_ ? http_->local_endpoints() : std::vector<boost::asio::ip::tcp::endpoint>{};
+  }
 
  private:
   broker_config config_;
@@ -72,6 +78,8 @@ class broker {
   std::unique_ptr<broker_services> services_;  // built once, after everything it names
   std::unique_ptr<dispatcher> dispatcher_;
   std::unique_ptr<net::server> server_;
+  std::unique_ptr<http::admin_api> admin_;      // the routes of the HTTP side
+  std::unique_ptr<http::http_server> http_;     // http.listeners (null: none)
   std::unique_ptr<log_maintenance> maintenance_;
   std::vector<std::thread> threads_;
   std::vector<int> log_dir_locks_;  // flock'ed <log dir>/.lock files

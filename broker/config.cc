@@ -91,10 +91,15 @@ const std::map<std::string, std::string>& defaults() {
       {"num.io.threads", "0"},
       {"num.network.threads", "3"},
       {"sluice.log.level", "info"},
-      // idempotent producers (KIP-98) and the test hook of broker/fault_injection.h
+      // idempotent producers (KIP-98)
       {"producer.id.expiration.ms", "86400000"},
-      {"sluice.test.fault.produce.drop.response.rate", "0"},
-      {"sluice.test.fault.seed", "1"},
+      // the HTTP side (issue #18, broker/http/README.md): metrics, admin API, fault injection and test controls
+      {"http.listeners", "http://127.0.0.1:9644"},
+      {"http.max.connections", "64"},
+      {"http.max.request.bytes", "1048576"},
+      {"http.request.timeout.ms", "30000"},
+      {"sluice.test.faults.enable", "false"},
+      {"sluice.test.faults.seed", "1"},
       {"log.message.timestamp.type", "CreateTime"},
       {"log.cleanup.policy", "delete"},
       {"compression.type", "producer"},
@@ -171,7 +176,8 @@ int8_t type_of(const std::string& key) {
       {"leader.imbalance.per.broker.percentage", I}, {"controlled.shutdown.enable", B},
       {"sluice.zookeeper.registration.retry.ms", L}, {"sluice.leader.imbalance.check.interval.ms", L},
       {"num.io.threads", I}, {"num.network.threads", I}, {"sluice.log.level", S}, {"producer.id.expiration.ms", I},
-      {"sluice.test.fault.produce.drop.response.rate", D}, {"sluice.test.fault.seed", L},
+      {"http.listeners", S}, {"http.max.connections", I}, {"http.max.request.bytes", I},
+      {"http.request.timeout.ms", I}, {"sluice.test.faults.enable", B}, {"sluice.test.faults.seed", L},
       {"log.message.timestamp.type", S}, {"log.cleanup.policy", LIST}, {"compression.type", S},
       {"log.flush.offset.checkpoint.interval.ms", I}, {"log.flush.scheduler.interval.ms", L},
       {"unclean.leader.election.enable", B}, {"log.preallocate", B}, {"log.index.size.max.bytes", I},
@@ -242,6 +248,19 @@ result<std::vector<endpoint>> parse_listeners(const std::string& text) {
       if (other.listener_name == ep.listener_name)
         return config_error("listener '" + item + "': each listener must have a different name");
     out.push_back(std::move(ep));
+  }
+  return out;
+}
+
+result<std::vector<http_endpoint>> parse_http_listeners(const std::string& text) {
+  std::vector<http_endpoint> out;
+  auto listeners = parse_listeners(text);
+  if (!listeners) return error{listeners.err().code, "http.listeners: " + listeners.err().message};
+  for (const auto& ep : *listeners) {
+    if (ep.listener_name != "HTTP" && ep.listener_name != "HTTPS")
+      return config_error("http.listeners: '" + ep.listener_name + "://" + ep.host + ":" + std::to_string(ep.port) +
+                          "' must start with http:// or https://");
+    out.push_back({ep.listener_name == "HTTPS", ep.host, ep.port});
   }
   return out;
 }
@@ -448,16 +467,18 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
     SLUICE_INT(log_roll_ms, "log.roll.hours", int64_t, 1, INT64_MAX / 3600000);
     c.log_roll_ms *= 3600000;
   }
-  // --- idempotent producers (KIP-98) and the test hook of broker/fault_injection.h ---
+  // --- idempotent producers (KIP-98) ---
   SLUICE_INT(producer_id_expiration_ms, "producer.id.expiration.ms", int64_t, 1, INT64_MAX);
-  SLUICE_INT(test_fault_seed, "sluice.test.fault.seed", uint64_t, 0, INT64_MAX);
+  // --- the HTTP side (issue #18) ---
+  SLUICE_INT(http_max_connections, "http.max.connections", int32_t, 1, INT32_MAX);
+  SLUICE_INT(http_max_request_bytes, "http.max.request.bytes", int32_t, 1024, INT32_MAX);
+  SLUICE_INT(http_request_timeout_ms, "http.request.timeout.ms", int32_t, 1, INT32_MAX);
+  SLUICE_BOOL(test_faults_enable, "sluice.test.faults.enable");
+  SLUICE_INT(test_faults_seed, "sluice.test.faults.seed", uint64_t, 0, INT64_MAX);
   {
-    const std::string& text = v["sluice.test.fault.produce.drop.response.rate"];
-    double rate = -1;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), rate);
-    if (ec != std::errc() || ptr != text.data() + text.size() || !(rate >= 0 && rate <= 1))
-      return config_error("invalid value '" + text + "' for sluice.test.fault.produce.drop.response.rate: expected a number in [0, 1]");
-    c.test_fault_produce_drop_response_rate = rate;
+    auto parsed = parse_http_listeners(v["http.listeners"]);
+    if (!parsed) return parsed.err();
+    c.http_listeners = std::move(*parsed);
   }
 #define SLUICE_CHECK_INT(key, lo) \
   if (auto r = parse_int<int64_t>(v, key, lo, INT64_MAX); !r) return r.err();

@@ -23,6 +23,15 @@ struct endpoint {
 /// Parses a comma-separated listener list. Errors name the bad entry.
 result<std::vector<endpoint>> parse_listeners(const std::string& text);
 
+/// One address of `http.listeners`: `http://host:port` or `https://host:port` (port 0: any free port).
+struct http_endpoint {
+  bool tls = false;
+  std::string host;
+  uint16_t port = 0;
+};
+/// Parses `http.listeners`, a comma-separated list; empty: none. Errors name the bad entry.
+result<std::vector<http_endpoint>> parse_http_listeners(const std::string& text);
+
 /// The effective configuration: every known key with its value after defaults, the config file and the
 /// `--override key=value` arguments, in that order of precedence (last wins). Typed fields are read once.
 struct broker_config {
@@ -53,8 +62,12 @@ struct broker_config {
   std::string log_level = "info";                   // sluice.log.level: trace, debug, info, warn, error
   // --- idempotent producers (KIP-98) and their test hook (broker/fault_injection.h) ---
   int64_t producer_id_expiration_ms = 86400000;     // producer.id.expiration.ms
-  double test_fault_produce_drop_response_rate = 0; // sluice.test.fault.produce.drop.response.rate (TEST HOOK)
-  uint64_t test_fault_seed = 1;                     // sluice.test.fault.seed (TEST HOOK)
+  std::vector<http_endpoint> http_listeners;       // http.listeners (empty: no HTTP side)
+  int32_t http_max_connections = 64;                // http.max.connections
+  int32_t http_max_request_bytes = 1048576;         // http.max.request.bytes
+  int32_t http_request_timeout_ms = 30000;          // http.request.timeout.ms
+  bool test_faults_enable = false;                  // sluice.test.faults.enable (fault injection, test controls)
+  uint64_t test_faults_seed = 1;                    // sluice.test.faults.seed
 
   bool authorizer_enabled = false;                  // authorizer.class.name set (broker/security/authorizer.h)
   bool allow_everyone_if_no_acl_found = false;      // allow.everyone.if.no.acl.found

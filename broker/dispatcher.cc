@@ -19,7 +19,36 @@ bool allowed_before_authentication(int16_t api_key) { return api_key == 18 || ap
 }  // namespace
 
 dispatcher::dispatcher(broker_services& services, request_hooks* hooks)
-    : services_(services), hooks_(hooks != nullptr ? hooks : &no_hooks()) {}
+    : services_(services),
+      hooks_(hooks != nullptr ? hooks : &no_hooks()),
+      requests_(std::make_unique<std::array<std::atomic<metrics::counter*>, kMaxKey * kMaxVersion>>()),
+      total_time_(std::make_unique<std::array<std::atomic<metrics::histogram*>, kMaxKey>>()) {}
+
+void dispatcher::observe(int16_t api_key, int16_t version, int64_t elapsed_us) {
+  if (api_key < 0 || version < 0 || static_cast<size_t>(api_key) >= kMaxKey || static_cast<size_t>(version) >= kMaxVersion)
+    return;
+  auto& slot = (*requests_)[static_cast<size_t>(api_key) * kMaxVersion + static_cast<size_t>(version)];
+  metrics::counter* c = slot.load(std::memory_order_acquire);
+  if (c == nullptr) {
+    // Two threads may both look it up: the registry returns the same series to both.
+    c = &metrics::process_registry().counter("kafka_network_requestmetrics_requests_total",
+                                             "Requests handled, per API and version (RequestMetrics RequestsPerSec)",
+                                             {{"request", std::string(protocol::api_name(api_key))},
+                                              {"version", std::to_string(version)}});
+    slot.store(c, std::memory_order_release);
+  }
+  c->add();
+  auto& hslot = (*total_time_)[static_cast<size_t>(api_key)];
+  metrics::histogram* hist = hslot.load(std::memory_order_acquire);
+  if (hist == nullptr) {
+    hist = &metrics::process_registry().histogram(
+        "kafka_network_requestmetrics_totaltimems",
+        "Time from a request's decoded header to the end of its handling, ms (RequestMetrics TotalTimeMs)",
+        {{"request", std::string(protocol::api_name(api_key))}}, metrics::latency_ms_buckets());
+    hslot.store(hist, std::memory_order_release);
+  }
+  hist->observe(static_cast<double>(elapsed_us) / 1000.0);
+}
 
 boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std::span<const uint8_t> frame,
                                                                  boost::asio::any_io_executor executor) {
@@ -92,6 +121,7 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
   const int64_t start_ms = services_.clock.monotonic_ms();
   auto op = entry->handle(services_, rc, reader);
   auto result = co_await std::move(op);
+  observe(h.api_key, h.api_version, services_.clock.monotonic_us() - rc.start_us);
   hooks_->completed(s, h, start_ms, services_.clock.monotonic_ms(), result.what == handler_outcome::kind::respond);
   if (result.what == handler_outcome::kind::malformed) {
     log::warn("closing connection from {}: malformed {} v{} request (correlation id {}): field {} at byte {}: {}",

@@ -1,11 +1,14 @@
 #pragma once
 // From a request frame to a response frame (issue #13): header, handler lookup, version check, the session's
 // and the hooks' say, decode, handler, throttle time, encode. The connection only moves bytes.
+#include <array>
+#include <atomic>
 #include <boost/asio.hpp>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "base/metrics.h"
 #include "broker/request_context.h"
 #include "protocol/writer.h"
 
@@ -50,8 +53,17 @@ class dispatcher {
                                            boost::asio::any_io_executor executor);
 
  private:
+  /// Per-API metrics in the process registry (Kafka's kafka.network:type=RequestMetrics as the JMX exporter
+  /// names it): kafka_network_requestmetrics_requests_total{request,version} and the histogram
+  /// kafka_network_requestmetrics_totaltimems{request} (ms, from the decoded header to the handler's end).
+  /// Series are made at the first request of each API/version; afterwards one relaxed load finds them.
+  void observe(int16_t api_key, int16_t version, int64_t elapsed_us);
+
+  static constexpr size_t kMaxKey = 128, kMaxVersion = 32;
   broker_services& services_;
   request_hooks* hooks_;
+  std::unique_ptr<std::array<std::atomic<metrics::counter*>, kMaxKey * kMaxVersion>> requests_;
+  std::unique_ptr<std::array<std::atomic<metrics::histogram*>, kMaxKey>> total_time_;
 };
 
 }  // namespace sluice::broker

@@ -3,8 +3,14 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/logging.h"
+#include "broker/fault_injection.h"
 #include "broker/handlers/authorization.h"
+#include "broker/handlers/fault_response.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
+#include "broker/purgatory.h"
+#include "broker/topic_registry.h"
 #include "protocol/api_traits.h"
 
 namespace sluice::broker {
@@ -24,11 +30,59 @@ void fill_throttle(Resp& response, int32_t throttle_time_ms) {
   if constexpr (requires { response.throttle_time_ms; }) response.throttle_time_ms = throttle_time_ms;
 }
 
+/// A fault rule of the HTTP admin side (broker/fault_injection.h) that applies to this request, if any.
+template <typename Req>
+std::optional<fault_rule> matching_fault(broker_services& svc, const request_context& rc, const Req& request) {
+  const int16_t key = static_cast<int16_t>(Req::key);
+  if (!svc.faults.any_for(key)) return std::nullopt;
+  fault_subject subject{key, rc.session.client_id, rc.session.peer,
+                        [&](std::string_view topic) {
+                          std::optional<protocol::uuid> id;
+                          if (auto t = svc.topics.find(topic)) id = handlers::to_wire(t->id);
+                          return handlers::request_mentions_topic(request, topic, id);
+                        }};
+  return svc.faults.match(subject);
+}
+
 template <typename Req, auto Fn>
 boost::asio::awaitable<handler_outcome> adapt(broker_services& svc, request_context& rc, protocol::reader& r) {
   Req request;
   request.decode(r, rc.header.api_version);
   if (!r.ok()) co_return handler_outcome{handler_outcome::kind::malformed, {}};
+  using response_t = typename unwrap_optional<typename decltype(Fn(svc, rc, request))::value_type>::type;
+  if (auto fault = matching_fault(svc, rc, request)) {
+    log::info("fault {}: {} {} v{} (correlation id {}) from {}", fault->id, fault_action_name(fault->action),
+              protocol::api_name(rc.header.api_key), rc.header.api_version, rc.header.correlation_id, rc.session.peer);
+    switch (fault->action) {
+      case fault_action::error: {
+        response_t response;
+        if (handlers::fault_error(request, rc.header.api_version, fault->error, response)) {
+          fill_throttle(response, rc.throttle_time_ms);
+          co_return handler_outcome{handler_outcome::kind::respond,
+                                    protocol::encode_response(rc.header.correlation_id, rc.header.api_version, response)};
+        }
+        break;  // not answerable with an error (refused when the rule was added): handled as usual
+      }
+      case fault_action::delay: {
+        auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
+        parked_time parked(rc, svc.clock);  // not counted as request time (request_percentage)
+        auto wait = waiter->wait(wait_deadline::after(svc.clock, fault->delay_ms));
+        co_await std::move(wait);
+        break;
+      }
+      case fault_action::drop: {
+        auto handled = Fn(svc, rc, request);
+        (void)co_await std::move(handled);
+        co_return handler_outcome{handler_outcome::kind::no_response, {}};
+      }
+      case fault_action::close: {
+        auto handled = Fn(svc, rc, request);
+        (void)co_await std::move(handled);
+        rc.close_connection = true;  // the dispatcher logs it and closes without the response
+        co_return handler_outcome{handler_outcome::kind::no_response, {}};
+      }
+    }
+  }
   auto handled = Fn(svc, rc, request);
   auto response = co_await std::move(handled);
   if constexpr (requires { response.has_value(); }) {

@@ -2,6 +2,8 @@
 // The per-partition façade: leader epoch, log end offset, high watermark, log start offset, append, read,
 // and the purgatory of this partition (waits for its high watermark or log end offset).
 #include <atomic>
+
+#include "base/metrics.h"
 #include <boost/asio.hpp>
 #include <functional>
 #include <memory>
@@ -83,6 +85,10 @@ class partition : public std::enable_shared_from_this<partition> {
   int32_t isr_size() const { return isr_size_.load(std::memory_order_acquire); }
   /// The partition's directory (fixed at open; readable from any thread).
   const std::filesystem::path& dir() const { return dir_; }
+
+  /// Client traffic, for /metrics (Kafka's BrokerTopicMetrics, summed per topic at scrape time): records and
+  /// bytes appended by Produce, bytes sent to consumers by Fetch (not to followers). Relaxed atomic adds.
+  metrics::counter messages_in, bytes_in, bytes_out;
 
   // --- on strand() only ---
 

@@ -1,5 +1,9 @@
 #include "storage/segment.h"
 
+#include <chrono>
+
+#include "base/metrics.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -449,7 +453,15 @@ sluice::result<void> segment::on_become_inactive() {
 }
 
 sluice::result<void> segment::flush() {
-  if (file_ && ::fdatasync(file_->fd()) != 0) return detail::io_error("fsync", log_path());
+  if (file_) {
+    // Kafka's kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs, as the JMX exporter names it.
+    static metrics::histogram& flush_ms = metrics::process_registry().histogram(
+        "kafka_log_logflushstats_logflushrateandtimems", "Time of one segment fsync (fdatasync), ms", {},
+        metrics::latency_ms_buckets());
+    const auto start = std::chrono::steady_clock::now();
+    if (::fdatasync(file_->fd()) != 0) return detail::io_error("fsync", log_path());
+    flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
   if (auto r = offset_index_.flush(); !r) return r;
   if (txn_index_) {
     if (auto r = txn_index_->flush(); !r) return r;

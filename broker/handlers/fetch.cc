@@ -34,6 +34,7 @@ struct slot {
   int32_t partition_max_bytes;
   int32_t current_leader_epoch;  // as requested (-1: none)
   int32_t last_fetched_epoch;    // v12+ (-1: none)
+  uint64_t bytes = 0;            // read in the last pass (for the bytes-out metric)
 };
 
 struct read_outcome {
@@ -284,6 +285,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted (and nothing read)
       }
       if (!outcome.data) {
+        s.bytes = 0;
         s.out->error_code = to_kafka(outcome.data.err());
         if (version >= 16 && (s.out->error_code == error_code::not_leader_or_follower ||
                               s.out->error_code == error_code::fenced_leader_epoch))
@@ -300,12 +302,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       protocol::records rec;
       rec.file = outcome.data->region;
       s.out->records_ = std::move(rec);
+      s.bytes = outcome.data->region.size;
       total += outcome.data->region.size;
       budget -= outcome.data->region.size;
       if (outcome.data->region.size > 0) min_one = false;
     }
     if (total >= min_bytes || any_error || slots.empty() || until.passed()) {
-      if (!from_follower) throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
+      if (!from_follower) {
+        throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
+        for (const auto& s : slots) s.p->bytes_out.add(s.bytes);
+      }
       break;
     }
 

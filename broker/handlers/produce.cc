@@ -8,7 +8,6 @@
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "broker/error_map.h"
-#include "broker/fault_injection.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/topic_config.h"
@@ -284,6 +283,8 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
                              appended->last_offset + 1, min_isr});
         }
         if (appended) {
+          p->messages_in.add(static_cast<uint64_t>(appended->last_offset - appended->base_offset + 1));
+          p->bytes_in.add(batches.size());
           pr.error_code = error_code::none;
           pr.base_offset = appended->base_offset;
           pr.log_append_time_ms = appended->log_append_time;
@@ -321,11 +322,6 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     for (const auto& tr : resp.responses)
       for (const auto& pr : tr.partition_responses)
         if (pr.error_code != error_code::none) rc.close_connection = true;
-    co_return std::nullopt;
-  }
-  // Test hook (broker/fault_injection.h): the batches are in the log, the client never learns it.
-  if (svc.faults.drop_produce_response()) {
-    rc.close_connection = true;
     co_return std::nullopt;
   }
   co_return resp;

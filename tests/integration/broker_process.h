@@ -100,6 +100,7 @@ class broker_process {
     dir_ = buf.data();
     std::filesystem::create_directories(data_dir());
     port_ = pick_free_port();
+    http_port_ = pick_free_port();
     if (const char* k = std::getenv("SLUICE_KEEP_DATA"); k && *k) keep_ = true;
   }
 
@@ -120,6 +121,50 @@ class broker_process {
   }
 
   int port() const { return port_; }
+  /// The broker's HTTP side (http.listeners; broker/http/README.md).
+  int http_port() const { return http_port_; }
+
+  /// One HTTP/1.1 request to the broker's HTTP side (Connection: close); returns the status code and sets
+  /// `body` to the response body. -1: no connection or no answer within 10 s.
+  int http(const std::string& method, const std::string& path, const std::string& request_body, std::string* body) const {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(http_port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                      "Content-Type: application/json\r\nContent-Length: " + std::to_string(request_body.size()) +
+                      "\r\n\r\n" + request_body;
+    for (size_t off = 0; off < req.size();) {
+      const ssize_t n = ::send(fd, req.data() + off, req.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) {
+        ::close(fd);
+        return -1;
+      }
+      off += static_cast<size_t>(n);
+    }
+    std::string in;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    if (in.rfind("HTTP/1.1 ", 0) != 0 || in.size() < 12) return -1;
+    if (body) {
+      const auto end = in.find("\r\n\r\n");
+      *body = end == std::string::npos ? std::string() : in.substr(end + 4);
+    }
+    return std::stoi(in.substr(9, 3));
+  }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
   std::string data_dir() const { return dir_ + "/data"; }
@@ -250,12 +295,14 @@ class broker_process {
       << "broker.id=0\n"
       << "listeners=PLAINTEXT://127.0.0.1:" << port_ << "\n"
       << "advertised.listeners=PLAINTEXT://127.0.0.1:" << port_ << "\n"
+      << "http.listeners=http://127.0.0.1:" << http_port_ << "\n"
       << "log.dirs=" << data_dir() << "\n";
   }
 
   std::map<std::string, std::string> overrides_;
   std::string binary_;
   std::string dir_;
+  int http_port_ = 0;
   int port_ = 0;
   pid_t pid_ = -1;
   int last_status_ = 0;

@@ -1,7 +1,7 @@
 // Idempotent producer (KIP-98) against the real broker: librdkafka with enable.idempotence=true produces
-// 100,000 numbered records while the broker drops Produce responses on purpose (the test hook
-// sluice.test.fault.produce.drop.response.rate closes the connection after the append, before the
-// response), so the client retries batches that are already in the log. Then everything is consumed:
+// 100,000 numbered records while the broker drops Produce responses on purpose (a fault rule of the HTTP
+// side, POST /v1/faults {"api":"Produce","action":"close","rate":0.15}, closes the connection after the
+// append, before the response), so the client retries batches that are already in the log. Then everything is consumed:
 // every number must appear exactly once, in order per partition. The second test adds a kill -9 and a
 // restart of the broker in the middle: retries of batches written before the kill must be deduplicated
 // by the producer state the broker rebuilds from its log.
@@ -122,12 +122,21 @@ class IdempotenceTest : public ::testing::Test {
   void SetUp() override {
     if (broker_binary().empty()) GTEST_SKIP() << "no sluice binary: set SLUICE_BINARY";
     broker_ = std::make_unique<broker_process>(std::map<std::string, std::string>{
-        {"sluice.test.fault.produce.drop.response.rate", kDropRate},
-        {"sluice.test.fault.seed", kSeed},
+        {"sluice.test.faults.enable", "true"},
+        {"sluice.test.faults.seed", kSeed},
         {"auto.create.topics.enable", "false"},
         {"sluice.log.level", "debug"}});  // the log counts dropped responses and deduplicated batches
     broker_->start();
-    std::cout << "fault hook: drop rate " << kDropRate << ", seed " << kSeed << "\n";
+    add_close_fault();
+  }
+  /// Makes a fraction kDropRate of the Produce requests close their connection after the append (faults are
+  /// in memory: again after a restart).
+  void add_close_fault() {
+    std::string body;
+    const int status = broker_->http("POST", "/v1/faults",
+                                     std::string("{\"api\":\"Produce\",\"action\":\"close\",\"rate\":") + kDropRate + "}", &body);
+    ASSERT_EQ(status, 201) << body;
+    std::cout << "fault rule: " << body;
   }
   void TearDown() override {
     if (broker_ && HasFailure()) {
@@ -218,10 +227,10 @@ class IdempotenceTest : public ::testing::Test {
 
   void report(const producer_run& run) {
     if (std::getenv("SLUICE_IDEM_DUMP_STATS")) std::cout << "last librdkafka stats: " << run.last_stats << "\n";
-    const auto dropped = count_occurrences(broker_->log_text(), "test hook: closing connection");
+    const auto dropped = count_occurrences(broker_->log_text(), ": close Produce v");
     const auto f = parse_stats(run.last_stats);
     std::cout << "producer: acked " << run.acked << ", failed " << run.failed << "\n"
-              << "broker: Produce responses dropped by the test hook " << dropped << ", batches deduplicated "
+              << "broker: Produce responses dropped by the fault rule " << dropped << ", batches deduplicated "
               << count_occurrences(broker_->log_text(), "not written") << "\n"
               << "librdkafka: requests sent " << f.produce_requests_sent << ", responses received "
               << f.responses_received << ", disconnects " << f.disconnects << ", txretries " << f.request_retries
@@ -254,6 +263,7 @@ TEST_F(IdempotenceTest, ExactlyOnceAcrossKill9AndRestart) {
     broker_->kill9();
     std::this_thread::sleep_for(300ms);  // in-flight requests fail; the client queues retries
     broker_->start();
+    add_close_fault();
     restarted = true;
   });
   ASSERT_TRUE(restarted);

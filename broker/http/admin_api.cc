@@ -1,0 +1,279 @@
+#include "broker/http/admin_api.h"
+
+#include <boost/json.hpp>
+#include <charconv>
+#include <mutex>
+
+#include "base/metrics.h"
+#include "broker/fault_injection.h"
+#include "broker/handlers/fault_response.h"
+#include "broker/partition.h"
+#include "broker/topic_registry.h"
+#include "protocol/api_key.h"
+#include "protocol/error_code.h"
+
+namespace sluice::broker::http {
+
+namespace json = boost::json;
+using beast_http::verb;
+
+namespace {
+
+reply json_reply(unsigned status, const json::value& v) { return {status, "application/json", json::serialize(v) + "\n"}; }
+
+reply error_reply(unsigned status, std::string_view code, std::string_view message) {
+  return json_reply(status, json::object{{"error", code}, {"message", message}});
+}
+
+std::optional<int16_t> api_key_of(const json::value& v) {
+  if (v.is_int64()) {
+    const auto k = v.as_int64();
+    if (k < 0 || k > 127 || protocol::api_name(static_cast<int16_t>(k)) == "unknown") return std::nullopt;
+    return static_cast<int16_t>(k);
+  }
+  if (!v.is_string()) return std::nullopt;
+  const std::string_view name = v.as_string();
+  for (int16_t k = 0; k < 128; ++k)
+    if (protocol::api_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::optional<protocol::error_code> error_of(const json::value& v) {
+  if (v.is_int64()) {
+    const auto c = v.as_int64();
+    if (c < -1 || c > 1000) return std::nullopt;
+    const auto e = static_cast<protocol::error_code>(c);
+    if (protocol::error_name(e) == "UNKNOWN_ERROR_CODE") return std::nullopt;
+    return e;
+  }
+  if (!v.is_string()) return std::nullopt;
+  const std::string_view name = v.as_string();
+  for (int c = -1; c < 1000; ++c)
+    if (protocol::error_name(static_cast<protocol::error_code>(c)) == name) return static_cast<protocol::error_code>(c);
+  return std::nullopt;
+}
+
+json::object rule_json(const fault_rule& r) {
+  json::object o{{"id", r.id},
+                 {"api", protocol::api_name(r.api_key)},
+                 {"api_key", r.api_key},
+                 {"action", fault_action_name(r.action)},
+                 {"applied", r.applied}};
+  if (r.action == fault_action::error) {
+    o["error"] = protocol::error_name(r.error);
+    o["error_code"] = static_cast<int>(r.error);
+  }
+  if (r.action == fault_action::delay) o["delay_ms"] = r.delay_ms;
+  if (r.remaining) o["count"] = *r.remaining;
+  else o["rate"] = r.rate;
+  if (r.topic) o["topic"] = *r.topic;
+  if (r.client_id) o["client_id"] = *r.client_id;
+  if (r.connection) o["connection"] = *r.connection;
+  return o;
+}
+
+/// Broker state computed at scrape time: partitions, leaders, offsets and sizes, per-topic traffic.
+void collect_broker(broker_services& svc, metrics::sample_sink& out) {
+  const auto snapshot = svc.cluster.snapshot();
+  const int32_t self = svc.config.broker_id;
+  double partitions = 0, leaders = 0, under_replicated = 0, offline = 0;
+  for (const auto& t : svc.topics.all()) {
+    double messages_in = 0, bytes_in = 0, bytes_out = 0;
+    for (const auto& p : t->partitions) {
+      if (!p) continue;
+      ++partitions;
+      const metrics::labels l{{"topic", t->name}, {"partition", std::to_string(p->index())}};
+      const bool leads = p->is_leader();
+      if (leads) {
+        ++leaders;
+        int32_t rf = t->replication_factor;
+        if (snapshot)
+          if (auto a = snapshot->topics.find(t->name);
+              a != snapshot->topics.end() && p->index() < a->second.partition_count())
+            rf = static_cast<int32_t>(a->second.replicas[static_cast<size_t>(p->index())].size());
+        if (p->isr_size() < rf) ++under_replicated;
+        out.gauge("kafka_cluster_partition_underreplicated", "1 when this leader's ISR is smaller than its replica set", l,
+                  p->isr_size() < rf ? 1 : 0);
+      }
+      if (p->leader_id() < 0) ++offline;
+      out.gauge("kafka_log_log_size", "Bytes of the partition's log on disk", l, static_cast<double>(p->size_bytes()));
+      out.gauge("kafka_log_log_logstartoffset", "The partition's log start offset", l,
+                static_cast<double>(p->log_start_offset()));
+      out.gauge("kafka_log_log_logendoffset", "The partition's log end offset", l, static_cast<double>(p->log_end_offset()));
+      out.gauge("sluice_partition_high_watermark", "The partition's high watermark", l,
+                static_cast<double>(p->high_watermark()));
+      messages_in += static_cast<double>(p->messages_in.value());
+      bytes_in += static_cast<double>(p->bytes_in.value());
+      bytes_out += static_cast<double>(p->bytes_out.value());
+    }
+    const metrics::labels tl{{"topic", t->name}};
+    out.counter_value("kafka_server_brokertopicmetrics_messagesin_total", "Records appended by Produce, per topic", tl,
+                      messages_in);
+    out.counter_value("kafka_server_brokertopicmetrics_bytesin_total", "Record batch bytes appended by Produce, per topic",
+                      tl, bytes_in);
+    out.counter_value("kafka_server_brokertopicmetrics_bytesout_total",
+                      "Record bytes sent to consumers by Fetch (not to followers), per topic", tl, bytes_out);
+  }
+  out.gauge("kafka_server_replicamanager_partitioncount", "Partitions with a replica on this broker", {}, partitions);
+  out.gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads", {}, leaders);
+  out.gauge("kafka_server_replicamanager_underreplicatedpartitions", "Led partitions whose ISR is short of the replicas",
+            {}, under_replicated);
+  out.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions here without a leader", {}, offline);
+  out.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 on the controller broker", {},
+            snapshot && snapshot->controller_id == self ? 1 : 0);
+}
+
+}  // namespace
+
+admin_api::admin_api(broker_services& services) : services_(services) {
+  static std::once_flag process_family;
+  std::call_once(process_family, [] { metrics::add_process_metrics(metrics::process_registry()); });
+  collector_ = metrics::process_registry().add_collector([this](metrics::sample_sink& out) { collect_broker(services_, out); });
+}
+
+admin_api::~admin_api() { metrics::process_registry().remove_collector(collector_); }
+
+reply admin_api::metrics() {
+  return {200, "text/plain; version=0.0.4; charset=utf-8", metrics::process_registry().prometheus_text()};
+}
+
+reply admin_api::handle(const request& req) {
+  std::string_view target = req.target();
+  if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  const auto method = req.method();
+  const bool get = method == verb::get || method == verb::head;
+  if (target == "/healthz") return get ? json_reply(200, json::object{{"status", "ok"}}) : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/readyz") {
+    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    const auto snapshot = services_.cluster.snapshot();
+    const bool cluster = services_.replicas != nullptr;
+    const bool ready = ready_.load(std::memory_order_acquire) && (!cluster || (snapshot && snapshot->registered));
+    return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
+  }
+  if (target == "/metrics") return get ? metrics() : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/v1/cluster") {
+    const auto snapshot = services_.cluster.snapshot();
+    return json_reply(200, json::object{{"cluster_id", services_.cluster_id},
+                                        {"controller_id", snapshot ? snapshot->controller_id : -1},
+                                        {"broker_id", services_.config.broker_id}});
+  }
+  if (target == "/v1/brokers") {
+    json::array brokers;
+    if (const auto snapshot = services_.cluster.snapshot()) {
+      for (const auto& [id, b] : snapshot->brokers) {
+        json::array listeners;
+        for (const auto& e : b.endpoints)
+          listeners.push_back(json::object{{"name", e.listener_name}, {"host", e.host}, {"port", e.port},
+                                           {"security_protocol", e.security_protocol}});
+        brokers.push_back(json::object{{"id", id}, {"host", b.host}, {"port", b.port}, {"listeners", listeners},
+                                       {"controller", id == snapshot->controller_id}});
+      }
+    }
+    return json_reply(200, json::object{{"brokers", brokers}});
+  }
+  if (target == "/v1/topics") {
+    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    json::array topics;
+    for (const auto& t : services_.topics.all())
+      topics.push_back(json::object{{"name", t->name}, {"partitions", t->partitions.size()},
+                                    {"replication_factor", t->replication_factor}, {"internal", t->internal}});
+    return json_reply(200, json::object{{"topics", topics}});
+  }
+  if (target == "/v1/faults" || target.starts_with("/v1/faults/")) return faults(req, target.substr(10));
+  return error_reply(404, "NOT_FOUND", "no route " + std::string(target));
+}
+
+reply admin_api::faults(const request& req, std::string_view rest) {
+  auto& injector = services_.faults;
+  if (!injector.enabled())
+    return error_reply(403, "FAULTS_DISABLED", "fault injection is off: start the broker with sluice.test.faults.enable=true");
+  const auto method = req.method();
+  if (!rest.empty()) {  // "/{id}"
+    int64_t id = 0;
+    const auto digits = rest.substr(1);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (ec != std::errc{} || ptr != digits.data() + digits.size()) return error_reply(404, "NOT_FOUND", "no fault " + std::string(digits));
+    if (method == verb::delete_)
+      return injector.remove(id) ? reply{204, "application/json", ""} : error_reply(404, "NOT_FOUND", "no fault " + std::to_string(id));
+    if (method == verb::get)
+      for (const auto& r : injector.list())
+        if (r.id == id) return json_reply(200, rule_json(r));
+    if (method == verb::get) return error_reply(404, "NOT_FOUND", "no fault " + std::to_string(id));
+    return error_reply(405, "METHOD_NOT_ALLOWED", "GET, DELETE");
+  }
+  if (method == verb::get) {
+    json::array rules;
+    for (const auto& r : injector.list()) rules.push_back(rule_json(r));
+    return json_reply(200, json::object{{"faults", rules}});
+  }
+  if (method == verb::delete_) {
+    injector.clear();
+    return {204, "application/json", ""};
+  }
+  if (method != verb::post) return error_reply(405, "METHOD_NOT_ALLOWED", "GET, POST, DELETE");
+
+  boost::system::error_code ec;
+  json::value body = json::parse(req.body(), ec);
+  if (ec || !body.is_object()) return error_reply(400, "INVALID_REQUEST", "the body must be a JSON object");
+  const auto& o = body.as_object();
+  for (const auto& [k, v] : o) {
+    static const std::string_view known[] = {"api", "action", "error", "delay_ms", "count", "rate", "topic", "client_id", "connection"};
+    if (std::find(std::begin(known), std::end(known), std::string_view(k)) == std::end(known))
+      return error_reply(400, "INVALID_REQUEST", "unknown field " + std::string(k));
+  }
+  fault_rule r;
+  const auto* api = o.if_contains("api");
+  if (!api) return error_reply(400, "INVALID_REQUEST", "\"api\" is required (Kafka's API name, e.g. Produce, or its key)");
+  auto key = api_key_of(*api);
+  if (!key) return error_reply(400, "INVALID_REQUEST", "unknown API " + json::serialize(*api));
+  r.api_key = *key;
+  const auto* action = o.if_contains("action");
+  if (!action || !action->is_string()) return error_reply(400, "INVALID_REQUEST", "\"action\" is required: error, delay, drop or close");
+  auto a = parse_fault_action(std::string_view(action->as_string()));
+  if (!a) return error_reply(400, "INVALID_REQUEST", "unknown action " + std::string(action->as_string()) + ": error, delay, drop or close");
+  r.action = *a;
+  if (r.action == fault_action::error) {
+    const auto* e = o.if_contains("error");
+    if (!e) return error_reply(400, "INVALID_REQUEST", "action error needs \"error\" (a Kafka error name or code)");
+    auto code = error_of(*e);
+    if (!code || *code == protocol::error_code::none)
+      return error_reply(400, "INVALID_REQUEST", "unknown Kafka error " + json::serialize(*e));
+    if (!handlers::fault_error_supported(r.api_key))
+      return error_reply(400, "INVALID_REQUEST", std::string(protocol::api_name(r.api_key)) +
+                                                     " has no error field an injected error can go into: use delay, drop or close");
+    r.error = *code;
+  } else if (o.contains("error")) {
+    return error_reply(400, "INVALID_REQUEST", "\"error\" goes with action error only");
+  }
+  if (const auto* d = o.if_contains("delay_ms")) {
+    if (r.action != fault_action::delay) return error_reply(400, "INVALID_REQUEST", "\"delay_ms\" goes with action delay only");
+    if (!d->is_int64() || d->as_int64() < 0 || d->as_int64() > 3600000)
+      return error_reply(400, "INVALID_REQUEST", "\"delay_ms\" must be an integer 0..3600000");
+    r.delay_ms = d->as_int64();
+  } else if (r.action == fault_action::delay) {
+    return error_reply(400, "INVALID_REQUEST", "action delay needs \"delay_ms\"");
+  }
+  const auto* count = o.if_contains("count");
+  const auto* rate = o.if_contains("rate");
+  if (count && rate) return error_reply(400, "INVALID_REQUEST", "give \"count\" or \"rate\", not both");
+  if (count) {
+    if (!count->is_int64() || count->as_int64() < 1) return error_reply(400, "INVALID_REQUEST", "\"count\" must be an integer >= 1");
+    r.remaining = count->as_int64();
+  } else if (rate) {
+    const double x = rate->is_double() ? rate->as_double() : rate->is_int64() ? static_cast<double>(rate->as_int64()) : -1;
+    if (x < 0 || x > 1) return error_reply(400, "INVALID_REQUEST", "\"rate\" must be a number 0..1");
+    r.rate = x;
+  } else {
+    r.remaining = 1;  // the next matching request
+  }
+  for (auto [field, slot] : {std::pair{"topic", &r.topic}, {"client_id", &r.client_id}, {"connection", &r.connection}}) {
+    if (const auto* v = o.if_contains(field)) {
+      if (!v->is_string()) return error_reply(400, "INVALID_REQUEST", std::string("\"") + field + "\" must be a string");
+      *slot = std::string(v->as_string());
+    }
+  }
+  r.id = injector.add(r);
+  return json_reply(201, rule_json(r));
+}
+
+}  // namespace sluice::broker::http

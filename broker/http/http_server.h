@@ -1,0 +1,68 @@
+#pragma once
+// The broker's HTTP side (issue #18): a small Boost.Beast server on the broker's own io_context, for /metrics,
+// health probes, the JSON admin API and the test controls (broker/http/README.md).
+//
+// HTTP/1.1 with keep-alive; each connection reads at most `max_request_bytes` of headers and body per request
+// (413 beyond), has `request_timeout_ms` for each request to arrive and its answer to leave (the connection is
+// closed after it), and at most `max_connections` are served at once (the next gets 503 and is closed).
+#include <boost/asio.hpp>
+#include <boost/beast/http.hpp>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "broker/config.h"
+
+namespace sluice::broker::http {
+
+namespace beast_http = boost::beast::http;
+using request = beast_http::request<beast_http::string_body>;
+
+/// What a route answers: status, media type, body.
+struct reply {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+/// Maps a request to its reply; called on an io thread, must not block for long.
+using router = std::function<reply(const request&)>;
+
+struct server_limits {
+  int32_t max_connections = 64;
+  int32_t max_request_bytes = 1 << 20;
+  int32_t request_timeout_ms = 30000;
+};
+
+class http_server {
+ public:
+  http_server(boost::asio::io_context& io, server_limits limits, router route);
+
+  /// Binds every endpoint (port 0: any free port). Errors name the address. HTTPS endpoints are refused
+  /// (not built yet; see the README's limits).
+  result<void> listen(const std::vector<http_endpoint>& endpoints);
+  void start();
+  /// Stops accepting; open connections end at their next read. Thread-safe.
+  void stop();
+  std::vector<boost::asio::ip::tcp::endpoint> local_endpoints() const;
+  int active_connections() const { return state_->active.load(std::memory_order_relaxed); }
+
+ private:
+  struct state {
+    std::atomic<int> active{0};
+    std::atomic<bool> stopped{false};
+  };
+  boost::asio::awaitable<void> accept_loop(std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor);
+  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+
+  boost::asio::io_context& io_;
+  server_limits limits_;
+  router route_;
+  std::shared_ptr<state> state_ = std::make_shared<state>();
+  std::vector<std::shared_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
+};
+
+}  // namespace sluice::broker::http
