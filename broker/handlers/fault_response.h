@@ -45,10 +45,12 @@ inline bool fault_error(const protocol::fetch_request& q, int16_t, error_code e,
   return true;
 }
 
-inline bool fault_error(const protocol::list_offsets_request& q, int16_t, error_code e,
-                        protocol::list_offsets_response& out) {
-  for (const auto& t : q.topics) {
-    auto& rt = out.topics.emplace_back();
+/// Every requested partition answered with `e`, for APIs whose topics carry `name` and whose partitions carry
+/// `partition_index` in both request and response (ListOffsets, OffsetCommit).
+template <typename InTopics, typename OutTopics>
+bool named_partitions_error(const InTopics& in, OutTopics& out, error_code e) {
+  for (const auto& t : in) {
+    auto& rt = out.emplace_back();
     rt.name = t.name;
     for (const auto& p : t.partitions) {
       auto& rp = rt.partitions.emplace_back();
@@ -57,6 +59,11 @@ inline bool fault_error(const protocol::list_offsets_request& q, int16_t, error_
     }
   }
   return true;
+}
+
+inline bool fault_error(const protocol::list_offsets_request& q, int16_t, error_code e,
+                        protocol::list_offsets_response& out) {
+  return named_partitions_error(q.topics, out.topics, e);
 }
 
 inline bool fault_error(const protocol::metadata_request& q, int16_t, error_code e, protocol::metadata_response& out) {
@@ -73,16 +80,7 @@ inline bool fault_error(const protocol::metadata_request& q, int16_t, error_code
 
 inline bool fault_error(const protocol::offset_commit_request& q, int16_t, error_code e,
                         protocol::offset_commit_response& out) {
-  for (const auto& t : q.topics) {
-    auto& rt = out.topics.emplace_back();
-    rt.name = t.name;
-    for (const auto& p : t.partitions) {
-      auto& rp = rt.partitions.emplace_back();
-      rp.partition_index = p.partition_index;
-      rp.error_code = e;
-    }
-  }
-  return true;
+  return named_partitions_error(q.topics, out.topics, e);
 }
 
 inline bool fault_error(const protocol::offset_fetch_request& q, int16_t v, error_code e,
