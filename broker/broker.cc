@@ -158,6 +158,9 @@ result<void> broker::start() {
   server_ = std::make_unique<net::server>(io_, config_, *dispatcher_);
   server_->set_quotas(quotas_.get(), &services_->clock);
   if (auto r = server_->listen(config_.listeners); !r) return r;
+  // A listener on port 0 is advertised with the port it got (before any request is served), as Kafka does.
+  for (auto& ep : config_.advertised_listeners)
+    if (ep.port == 0) ep.port = server_->local_port(ep.listener_name);
   server_->start();
   if (cluster_mode_) {
     // Listening first, so that followers and clients can connect as soon as the registration is seen.

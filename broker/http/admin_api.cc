@@ -8,6 +8,7 @@
 #include "broker/fault_injection.h"
 #include "broker/handlers/fault_response.h"
 #include "broker/partition.h"
+#include "broker/session.h"
 #include "broker/topic_registry.h"
 #include "protocol/api_key.h"
 #include "protocol/error_code.h"
@@ -151,15 +152,23 @@ reply admin_api::handle(const request& req) {
     return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
   }
   if (target == "/metrics") return get ? metrics() : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
-  if (target == "/v1/cluster") {
+  const bool cluster_mode = services_.replicas != nullptr;
+  // A single node is its own controller, as its Metadata answers say.
+  auto controller_id = [&] {
     const auto snapshot = services_.cluster.snapshot();
+    return cluster_mode ? (snapshot ? snapshot->controller_id : -1) : services_.config.broker_id;
+  };
+  if (target == "/v1/cluster") {
+    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
     return json_reply(200, json::object{{"cluster_id", services_.cluster_id},
-                                        {"controller_id", snapshot ? snapshot->controller_id : -1},
+                                        {"controller_id", controller_id()},
                                         {"broker_id", services_.config.broker_id}});
   }
   if (target == "/v1/brokers") {
+    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
     json::array brokers;
-    if (const auto snapshot = services_.cluster.snapshot()) {
+    const auto snapshot = services_.cluster.snapshot();
+    if (cluster_mode && snapshot) {
       for (const auto& [id, b] : snapshot->brokers) {
         json::array listeners;
         for (const auto& e : b.endpoints)
@@ -168,6 +177,12 @@ reply admin_api::handle(const request& req) {
         brokers.push_back(json::object{{"id", id}, {"host", b.host}, {"port", b.port}, {"listeners", listeners},
                                        {"controller", id == snapshot->controller_id}});
       }
+    } else {
+      json::array listeners;
+      for (const auto& e : services_.config.advertised_listeners)
+        listeners.push_back(json::object{{"name", e.listener_name}, {"host", e.host}, {"port", e.port},
+                                         {"security_protocol", security_protocol_of(services_.config.values, e.listener_name)}});
+      brokers.push_back(json::object{{"id", services_.config.broker_id}, {"listeners", listeners}, {"controller", true}});
     }
     return json_reply(200, json::object{{"brokers", brokers}});
   }
@@ -240,7 +255,7 @@ reply admin_api::faults(const request& req, std::string_view rest) {
       return error_reply(400, "INVALID_REQUEST", "unknown Kafka error " + json::serialize(*e));
     if (!handlers::fault_error_supported(r.api_key))
       return error_reply(400, "INVALID_REQUEST", std::string(protocol::api_name(r.api_key)) +
-                                                     " has no error field an injected error can go into: use delay, drop or close");
+                                                     " is not served here or has no error field an injected error can go into: use delay, drop or close");
     r.error = *code;
   } else if (o.contains("error")) {
     return error_reply(400, "INVALID_REQUEST", "\"error\" goes with action error only");
