@@ -105,8 +105,6 @@ result<void> broker::start() {
   if (faults_->enabled())
     log::warn("TEST CONTROLS ACTIVE: sluice.test.faults.enable=true: POST /v1/faults makes requests fail on purpose; "
               "never in production");
-
-
   if (cluster_mode_) {
     replicas_ = std::make_unique<replica_manager>(config_, *view_, *topics_, io_.get_executor(), system_clock::instance());
     replicas_->on_leadership_change([groups = groups_.get(), txns = txns_.get()](std::shared_ptr<partition> p, bool leader) {

@@ -255,18 +255,16 @@ result<std::vector<endpoint>> parse_listeners(const std::string& text) {
 result<std::vector<http_endpoint>> parse_http_listeners(const std::string& text) {
   std::vector<http_endpoint> out;
   // Entry by entry: Kafka's listener parser wants a different name per entry, and here every entry is HTTP.
-  std::vector<endpoint> listeners;
   std::stringstream entries(text);
   for (std::string entry; std::getline(entries, entry, ',');) {
     auto one = parse_listeners(entry);
     if (!one) return error{one.err().code, "http.listeners: " + one.err().message};
-    listeners.insert(listeners.end(), one->begin(), one->end());
-  }
-  for (const auto& ep : listeners) {
-    if (ep.listener_name != "HTTP" && ep.listener_name != "HTTPS")
-      return config_error("http.listeners: '" + ep.listener_name + "://" + ep.host + ":" + std::to_string(ep.port) +
-                          "' must start with http:// or https://");
-    out.push_back({ep.listener_name == "HTTPS", ep.host, ep.port});
+    for (const auto& ep : *one) {
+      if (ep.listener_name != "HTTP" && ep.listener_name != "HTTPS")
+        return config_error("http.listeners: '" + ep.listener_name + "://" + ep.host + ":" + std::to_string(ep.port) +
+                            "' must start with http:// or https://");
+      out.push_back({ep.listener_name == "HTTPS", ep.host, ep.port});
+    }
   }
   return out;
 }

@@ -60,7 +60,7 @@ struct broker_config {
   std::string zookeeper_connect;                    // zookeeper.connect (empty: embedded single node)
   int32_t num_io_threads = 0;                       // num.io.threads (0: one per core)
   std::string log_level = "info";                   // sluice.log.level: trace, debug, info, warn, error
-  // --- idempotent producers (KIP-98) and their test hook (broker/fault_injection.h) ---
+  // --- idempotent producers (KIP-98); the HTTP side and its test controls (broker/http/README.md) ---
   int64_t producer_id_expiration_ms = 86400000;     // producer.id.expiration.ms
   std::vector<http_endpoint> http_listeners;       // http.listeners (empty: no HTTP side)
   int32_t http_max_connections = 64;                // http.max.connections
