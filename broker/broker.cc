@@ -197,7 +197,7 @@ result<void> broker::start() {
   if (!config_.http_listeners.empty()) {
     admin_ = std::make_unique<http::admin_api>(*services_);
     http::server_limits limits{config_.http_max_connections, config_.http_max_request_bytes, config_.http_request_timeout_ms};
-    http_ = std::make_unique<http::http_server>(io_, limits, [this](const http::request& r) { return admin_->handle(r); });
+    http_ = std::make_unique<http::http_server>(io_, limits, [this](const http::request& r, const http::peer_info& p) { return admin_->handle(r, p); });
     if (auto r = http_->listen(config_.http_listeners); !r) {
       if (config_.explicit_keys.contains("http.listeners")) return r;
       log::warn("{}; no HTTP side (set http.listeners to choose another address, or to empty for none)", r.err().message);

@@ -5,7 +5,7 @@ SLUICE_PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libspdlog-dev libfmt-dev
   libgtest-dev librdkafka-dev kcat python3-kafka
-  strace python3-venv maven
+  strace python3-venv maven python3-yaml python3-jsonschema
   zookeeper libzookeeper-mt-dev
   python3-confluent-kafka make gcc dpkg-dev rapidjson-dev zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev
 )

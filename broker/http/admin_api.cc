@@ -7,7 +7,11 @@
 #include "base/metrics.h"
 #include "broker/fault_injection.h"
 #include "broker/handlers/fault_response.h"
+#include "broker/handlers/handlers.h"
+#include "broker/http/admin_kafka.h"
+#include "broker/group_service.h"
 #include "broker/partition.h"
+#include "broker/txn_service.h"
 #include "broker/session.h"
 #include "broker/topic_registry.h"
 #include "protocol/api_key.h"
@@ -19,12 +23,6 @@ namespace json = boost::json;
 using beast_http::verb;
 
 namespace {
-
-reply json_reply(unsigned status, const json::value& v) { return {status, "application/json", json::serialize(v) + "\n"}; }
-
-reply error_reply(unsigned status, std::string_view code, std::string_view message) {
-  return json_reply(status, json::object{{"error", code}, {"message", message}});
-}
 
 std::optional<int16_t> api_key_of(const json::value& v) {
   if (v.is_int64()) {
@@ -126,6 +124,36 @@ void collect_broker(broker_services& svc, metrics::sample_sink& out) {
 
 }  // namespace
 
+boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request&) {
+  auto& svc = kc.services();
+  const int64_t start_us = svc.clock.monotonic_us();
+  svc.faults.clear();
+  // Every topic, the internal ones too (their groups, offsets, transactions and producer states go with them).
+  std::vector<std::string> names;
+  for (const auto& t : svc.topics.all()) names.push_back(t->name);
+  if (const auto snapshot = svc.cluster.snapshot())
+    for (const auto& [name, _] : snapshot->topics)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  if (!names.empty()) {
+    protocol::delete_topics_request dt;
+    dt.timeout_ms = 30000;
+    for (const auto& n : names) dt.topics.emplace_back().name = n;
+    auto op = kc.call(&handlers::delete_topics, dt, 6);
+    auto resp = co_await std::move(op);
+    for (const auto& r : resp.responses)
+      if (r.error_code != protocol::error_code::none && r.error_code != protocol::error_code::unknown_topic_or_partition)
+        co_return kafka_error_reply(r.error_code, "deleting " + r.name.value_or("?") + ": " + r.error_message.value_or(""));
+  }
+  // The coordinators forget what they had loaded; the next FindCoordinator creates their topics again.
+  svc.groups.coordinators().reset();
+  svc.txns.coordinators().reset();
+  json::array deleted;
+  for (const auto& n : names) deleted.push_back(json::string(n));
+  co_return json_reply(200, json::object{{"deleted_topics", std::move(deleted)},
+                                         {"took_us", svc.clock.monotonic_us() - start_us}});
+}
+
 admin_api::admin_api(broker_services& services) : services_(services) {
   static std::once_flag process_family;
   std::call_once(process_family, [] { metrics::add_process_metrics(metrics::process_registry()); });
@@ -138,20 +166,25 @@ reply admin_api::metrics() {
   return {200, "text/plain; version=0.0.4; charset=utf-8", metrics::process_registry().prometheus_text()};
 }
 
-reply admin_api::handle(const request& req) {
+boost::asio::awaitable<reply> admin_api::handle(const request& req, const peer_info& peer) {
+  auto routed = route(req, peer);
+  co_return co_await std::move(routed);
+}
+
+boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_info& peer) {
   std::string_view target = req.target();
   if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
   const auto method = req.method();
   const bool get = method == verb::get || method == verb::head;
-  if (target == "/healthz") return get ? json_reply(200, json::object{{"status", "ok"}}) : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/healthz") co_return get ? json_reply(200, json::object{{"status", "ok"}}) : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
   if (target == "/readyz") {
-    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
     const auto snapshot = services_.cluster.snapshot();
     const bool cluster = services_.replicas != nullptr;
     const bool ready = ready_.load(std::memory_order_acquire) && (!cluster || (snapshot && snapshot->registered));
-    return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
+    co_return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
   }
-  if (target == "/metrics") return get ? metrics() : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/metrics") co_return get ? metrics() : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
   const bool cluster_mode = services_.replicas != nullptr;
   // A single node is its own controller, as its Metadata answers say.
   auto controller_id = [&] {
@@ -159,13 +192,13 @@ reply admin_api::handle(const request& req) {
     return cluster_mode ? (snapshot ? snapshot->controller_id : -1) : services_.config.broker_id;
   };
   if (target == "/v1/cluster") {
-    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
-    return json_reply(200, json::object{{"cluster_id", services_.cluster_id},
+    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    co_return json_reply(200, json::object{{"cluster_id", services_.cluster_id},
                                         {"controller_id", controller_id()},
                                         {"broker_id", services_.config.broker_id}});
   }
   if (target == "/v1/brokers") {
-    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
     json::array brokers;
     const auto snapshot = services_.cluster.snapshot();
     if (cluster_mode && snapshot) {
@@ -184,18 +217,32 @@ reply admin_api::handle(const request& req) {
                                          {"security_protocol", security_protocol_of(services_.config.values, e.listener_name)}});
       brokers.push_back(json::object{{"id", services_.config.broker_id}, {"listeners", listeners}, {"controller", true}});
     }
-    return json_reply(200, json::object{{"brokers", brokers}});
+    co_return json_reply(200, json::object{{"brokers", brokers}});
   }
-  if (target == "/v1/topics") {
-    if (!get) return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
-    json::array topics;
-    for (const auto& t : services_.topics.all())
-      topics.push_back(json::object{{"name", t->name}, {"partitions", t->partitions.size()},
-                                    {"replication_factor", t->replication_factor}, {"internal", t->internal}});
-    return json_reply(200, json::object{{"topics", topics}});
+  if (target == "/v1/faults" || target.starts_with("/v1/faults/")) co_return faults(req, target.substr(10));
+  const auto parts = split_target(req.target());
+  const auto& s = parts.segments;
+  if (s.size() >= 2 && s[0] == "v1") {
+    auto executor = co_await boost::asio::this_coro::executor;
+    kafka_caller kc(services_, peer, executor);
+    if (s[1] == "topics") {
+      auto op = topics_route(kc, req, parts);
+      co_return co_await std::move(op);
+    }
+    if (s[1] == "groups") {
+      auto op = groups_route(kc, req, parts);
+      co_return co_await std::move(op);
+    }
+    if (s[1] == "reset" && s.size() == 2) {
+      if (!services_.faults.enabled())
+        co_return error_reply(403, "TEST_CONTROLS_DISABLED",
+                              "test controls are off: start the broker with sluice.test.faults.enable=true");
+      if (method != verb::post) co_return error_reply(405, "METHOD_NOT_ALLOWED", "POST");
+      auto op = reset_route(kc, req);
+      co_return co_await std::move(op);
+    }
   }
-  if (target == "/v1/faults" || target.starts_with("/v1/faults/")) return faults(req, target.substr(10));
-  return error_reply(404, "NOT_FOUND", "no route " + std::string(target));
+  co_return error_reply(404, "NOT_FOUND", "no route " + std::string(target));
 }
 
 reply admin_api::faults(const request& req, std::string_view rest) {

@@ -24,12 +24,13 @@ class admin_api {
   ~admin_api();
 
   /// The router for http_server.
-  reply handle(const request& req);
+  boost::asio::awaitable<reply> handle(const request& req, const peer_info& peer);
 
   /// Set once the broker has recovered its logs, is listening and (cluster mode) registered.
   void set_ready(bool ready) { ready_.store(ready, std::memory_order_release); }
 
  private:
+  boost::asio::awaitable<reply> route(const request& req, const peer_info& peer);
   reply metrics();
   reply faults(const request& req, std::string_view rest);
 

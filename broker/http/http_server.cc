@@ -64,14 +64,16 @@ std::vector<tcp::endpoint> http_server::local_endpoints() const {
 
 asio::awaitable<void> http_server::accept_loop(std::shared_ptr<tcp::acceptor> acceptor) {
   while (!state_->stopped.load()) {
-    auto accept_op = acceptor->async_accept(asio::as_tuple(asio::use_awaitable));
+    // Each connection runs on its own strand (the io_context has several threads).
+    auto strand = asio::make_strand(io_);
+    auto accept_op = acceptor->async_accept(strand, asio::as_tuple(asio::use_awaitable));
     auto [ec, socket] = co_await std::move(accept_op);
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) co_return;
       log::warn("http: accept failed: {}", ec.message());
       continue;
     }
-    asio::co_spawn(io_, serve(std::move(socket)), asio::detached);
+    asio::co_spawn(strand, serve(std::move(socket)), asio::detached);
   }
 }
 
@@ -100,6 +102,15 @@ asio::awaitable<void> http_server::serve(tcp::socket socket) {
     std::shared_ptr<state> s;
     ~leave() { s->active.fetch_sub(1); }
   } guard{st};
+  peer_info peer;
+  {
+    boost::system::error_code pec;
+    const auto remote = socket.remote_endpoint(pec);
+    if (!pec) {
+      peer.host = remote.address().to_string();
+      peer.address = peer.host + ":" + std::to_string(remote.port());
+    }
+  }
   beast::tcp_stream stream(std::move(socket));
   const auto timeout = std::chrono::milliseconds(limits_.request_timeout_ms);
   beast::flat_buffer buffer;
@@ -131,11 +142,14 @@ asio::awaitable<void> http_server::serve(tcp::socket socket) {
     }
     const auto& req = parser.get();
     reply r;
+    std::string failure;
     try {
-      r = route_(req);
+      auto routed = route_(req, peer);
+      r = co_await std::move(routed);
     } catch (const std::exception& e) {
-      r = {500, "application/json", error_json("UNKNOWN_SERVER_ERROR", e.what())};
+      failure = e.what();
     }
+    if (!failure.empty()) r = {500, "application/json", error_json("UNKNOWN_SERVER_ERROR", failure)};
     const bool keep_alive = req.keep_alive();
     auto res = to_response(r, req.version(), keep_alive);
     if (req.method() == beast_http::verb::head) res.body().clear();

@@ -28,8 +28,15 @@ struct reply {
   std::string body;
 };
 
-/// Maps a request to its reply; called on an io thread, must not block for long.
-using router = std::function<reply(const request&)>;
+/// Who sent a request: the client's IP address as text ("127.0.0.1", "::1").
+struct peer_info {
+  std::string host;
+  std::string address;  // "host:port"
+};
+
+/// Maps a request to its reply. Runs as a coroutine on the connection's strand; may wait (the admin API runs
+/// Kafka request handlers) but must not block a thread.
+using router = std::function<boost::asio::awaitable<reply>(const request&, const peer_info&)>;
 
 struct server_limits {
   int32_t max_connections = 64;

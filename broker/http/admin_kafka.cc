@@ -1,0 +1,212 @@
+#include "broker/http/admin_kafka.h"
+
+#include <openssl/evp.h>
+
+namespace sluice::broker::http {
+
+using protocol::error_code;
+
+unsigned http_status_of(error_code e) {
+  switch (e) {
+    case error_code::none:
+      return 200;
+    case error_code::unknown_topic_or_partition:
+    case error_code::unknown_topic_id:
+    case error_code::group_id_not_found:
+    case error_code::resource_not_found:
+    case error_code::transactional_id_not_found:
+      return 404;
+    case error_code::topic_already_exists:
+    case error_code::non_empty_group:
+    case error_code::rebalance_in_progress:
+    case error_code::unknown_member_id:
+    case error_code::illegal_generation:
+    case error_code::reassignment_in_progress:
+    case error_code::duplicate_resource:
+      return 409;
+    case error_code::topic_authorization_failed:
+    case error_code::group_authorization_failed:
+    case error_code::cluster_authorization_failed:
+    case error_code::transactional_id_authorization_failed:
+    case error_code::topic_deletion_disabled:
+      return 403;
+    case error_code::not_leader_or_follower:
+    case error_code::not_coordinator:
+      return 421;
+    case error_code::leader_not_available:
+    case error_code::coordinator_load_in_progress:
+    case error_code::coordinator_not_available:
+    case error_code::not_controller:
+    case error_code::not_enough_replicas:
+    case error_code::not_enough_replicas_after_append:
+    case error_code::broker_not_available:
+    case error_code::replica_not_available:
+    case error_code::throttling_quota_exceeded:
+      return 503;
+    case error_code::request_timed_out:
+      return 504;
+    case error_code::unknown_server_error:
+    case error_code::kafka_storage_error:
+    case error_code::log_dir_not_found:
+      return 500;
+    default:
+      return 400;
+  }
+}
+
+reply kafka_error_reply(error_code e, std::string_view message) {
+  const std::string_view name = protocol::error_name(e);
+  return json_reply(http_status_of(e), json::object{{"error", name},
+                                                    {"error_code", static_cast<int>(e)},
+                                                    {"message", message.empty() ? name : message}});
+}
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// %XX decoding ('+' stays '+': paths and our query values never use form encoding).
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+target_parts split_target(std::string_view target) {
+  target_parts out;
+  std::string_view path = target, query;
+  if (auto q = target.find('?'); q != std::string_view::npos) {
+    path = target.substr(0, q);
+    query = target.substr(q + 1);
+  }
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const size_t end = std::min(path.find('/', i), path.size());
+    out.segments.push_back(percent_decode(path.substr(i, end - i)));
+    i = end;
+  }
+  while (!query.empty()) {
+    const size_t amp = std::min(query.find('&'), query.size());
+    const std::string_view item = query.substr(0, amp);
+    if (!item.empty()) {
+      const size_t eq = item.find('=');
+      if (eq == std::string_view::npos) out.query.emplace_back(percent_decode(item), "");
+      else out.query.emplace_back(percent_decode(item.substr(0, eq)), percent_decode(item.substr(eq + 1)));
+    }
+    query = amp < query.size() ? query.substr(amp + 1) : std::string_view{};
+  }
+  return out;
+}
+
+std::optional<json::object> parse_object(std::string_view body, reply& error) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    error = error_reply(400, "INVALID_REQUEST", "the body must be a JSON object");
+    return std::nullopt;
+  }
+  return std::move(v.as_object());
+}
+
+bool valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+json::value bytes_json(std::string_view bytes, std::string_view encoding, std::string& used) {
+  if (encoding == "hex") {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+      out.push_back(digits[c >> 4]);
+      out.push_back(digits[c & 15]);
+    }
+    used = "hex";
+    return json::string(out);
+  }
+  if (encoding != "base64" && valid_utf8(bytes)) {
+    used = "utf8";
+    return json::string(bytes);
+  }
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  used = "base64";
+  return json::string(out);
+}
+
+std::optional<std::string> bytes_from(std::string_view text, std::string_view encoding) {
+  if (encoding == "utf8" || encoding.empty()) return std::string(text);
+  if (encoding == "hex") {
+    if (text.size() % 2 != 0) return std::nullopt;
+    std::string out;
+    for (size_t i = 0; i < text.size(); i += 2) {
+      const int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return out;
+  }
+  if (encoding != "base64" || text.size() % 4 != 0) return std::nullopt;
+  std::string out(text.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  size_t pad = 0;
+  if (!text.empty() && text.back() == '=') ++pad;
+  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
+  out.resize(static_cast<size_t>(n) - pad);
+  return out;
+}
+
+}  // namespace sluice::broker::http

@@ -1,0 +1,101 @@
+#pragma once
+// Internals of the admin API (broker/http/README.md): the JSON answers, the HTTP status of each Kafka error, and
+// `kafka_caller`, which runs the broker's own Kafka request handlers for an HTTP request, so that an admin call
+// means exactly what the same Kafka request means (validation, ACLs, cluster mode, errors).
+#include <boost/asio.hpp>
+#include <boost/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "broker/broker_services.h"
+#include "broker/http/http_server.h"
+#include "broker/request_context.h"
+#include "broker/session.h"
+#include "protocol/error_code.h"
+
+namespace sluice::broker::http {
+
+namespace json = boost::json;
+
+inline reply json_reply(unsigned status, const json::value& v) { return {status, "application/json", json::serialize(v) + "\n"}; }
+
+inline reply error_reply(unsigned status, std::string_view code, std::string_view message) {
+  return json_reply(status, json::object{{"error", code}, {"message", message}});
+}
+
+/// The HTTP status for a Kafka error: 404 for what does not exist, 409 for a conflict with the current state
+/// (exists already, group not empty), 403 for authorization, 421 when another broker leads or coordinates, 503
+/// while something is not available yet, 504 for a timeout, 500 for a storage or unknown server error, else 400.
+unsigned http_status_of(protocol::error_code e);
+
+/// `{"error": "<Kafka error name>", "error_code": n, "message": m}` with http_status_of(e). An empty message
+/// is replaced by the error's name.
+reply kafka_error_reply(protocol::error_code e, std::string_view message = {});
+
+/// Runs Kafka request handlers (broker/handlers/handlers.h) for one HTTP request. The session is that of an
+/// unauthenticated client from the HTTP peer's address (principal User:ANONYMOUS, listener "HTTP", client id
+/// "sluice-http"): with an authorizer, the admin API can do what ACLs allow such a client. Injected faults do
+/// not apply (they sit in front of the Kafka listeners). Handlers see the request at the version given.
+class kafka_caller {
+ public:
+  kafka_caller(broker_services& svc, const peer_info& peer, boost::asio::any_io_executor executor)
+      : svc_(svc), executor_(std::move(executor)) {
+    session_.listener_name = "HTTP";
+    session_.peer = peer.address;
+    session_.client_host = peer.host;
+    session_.client_id = "sluice-http";
+  }
+
+  broker_services& services() { return svc_; }
+
+  template <typename Resp, typename Req>
+  boost::asio::awaitable<Resp> call(boost::asio::awaitable<Resp> (*handler)(broker_services&, request_context&, Req&), Req& request,
+                                    int16_t version) {
+    request_context rc{protocol::request_header{static_cast<int16_t>(Req::key), version, ++correlation_id_, session_.client_id},
+                       session_, executor_};
+    rc.start_us = svc_.clock.monotonic_us();
+    rc.request_quota_exempt = true;
+    auto op = handler(svc_, rc, request);
+    co_return co_await std::move(op);
+  }
+
+ private:
+  broker_services& svc_;
+  boost::asio::any_io_executor executor_;
+  broker::session session_;
+  int32_t correlation_id_ = 0;
+};
+
+/// A parsed request target: the path split at '/', and the query parameters (percent-decoded).
+struct target_parts {
+  std::vector<std::string> segments;  // "/v1/topics/a%2Fb" -> {"v1", "topics", "a/b"}
+  std::vector<std::pair<std::string, std::string>> query;
+  const std::string* param(std::string_view name) const {
+    for (const auto& [k, v] : query)
+      if (k == name) return &v;
+    return nullptr;
+  }
+};
+target_parts split_target(std::string_view target);
+
+/// Parses a JSON object body; nullopt (and `error` set to a 400 reply) when it is not one.
+std::optional<json::object> parse_object(std::string_view body, reply& error);
+
+/// Bytes as JSON: a UTF-8 string when `encoding` is "utf8" and they are valid UTF-8, else base64 (`used` tells
+/// which). "base64" always encodes; "hex" gives lower-case hex.
+json::value bytes_json(std::string_view bytes, std::string_view encoding, std::string& used);
+/// The inverse for a request body: the string as UTF-8 bytes ("utf8"), or decoded from base64 / hex.
+/// nullopt when it does not decode.
+std::optional<std::string> bytes_from(std::string_view text, std::string_view encoding);
+bool valid_utf8(std::string_view s);
+
+// The route groups (admin_topics.cc, admin_groups.cc, admin_records.cc). `parts.segments` starts with "v1".
+boost::asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const target_parts& parts);
+boost::asio::awaitable<reply> groups_route(kafka_caller& kc, const request& req, const target_parts& parts);
+/// GET and POST /v1/topics/{t}/partitions/{p}/records, POST /v1/topics/{t}/records.
+boost::asio::awaitable<reply> records_route(kafka_caller& kc, const request& req, const target_parts& parts);
+/// POST /v1/reset: every topic deleted (internal ones too), fault rules cleared.
+boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request& req);
+
+}  // namespace sluice::broker::http
