@@ -148,6 +148,16 @@ histogram& registry::histogram(std::string_view family, std::string_view help, l
   return *it->second.h;
 }
 
+gauge& registry::gauge(std::string_view family, std::string_view help, labels l) {
+  std::lock_guard lock(mutex_);
+  auto key = key_of(family, l);
+  auto it = gauges_.find(key);
+  if (it == gauges_.end())
+    it = gauges_.emplace(std::move(key), gauge_series{std::string(family), std::string(help), std::move(l),
+                                                      std::make_shared<metrics::gauge>()}).first;
+  return *it->second.g;
+}
+
 void registry::remove(std::string_view name, std::string_view value) {
   std::lock_guard lock(mutex_);
   auto has = [&](const labels& l) {
@@ -171,7 +181,7 @@ void registry::remove_collector(int handle) {
   collectors_.erase(handle);
 }
 
-std::string registry::prometheus_text() const {
+std::string registry::prometheus_text(const collector& extra) const {
   gathering_sink sink;
   std::vector<collector> run;
   {
@@ -192,9 +202,11 @@ std::string registry::prometheus_text() const {
       f.lines.push_back(s.family + "_sum" + render_labels(s.l) + " " + number(snap.sum));
       f.lines.push_back(s.family + "_count" + render_labels(s.l) + " " + std::to_string(snap.count));
     }
+    for (const auto& [k, s] : gauges_) sink.sample(s.family, type::gauge, s.help, s.l, static_cast<double>(s.g->value()));
     for (const auto& [id, c] : collectors_) run.push_back(c);
   }
   for (const auto& c : run) c(sink);
+  if (extra) extra(sink);
   std::string out;
   for (const auto& [name, f] : sink.families) {
     out += "# HELP " + name + " ";

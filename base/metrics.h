@@ -33,6 +33,18 @@ class counter {
   std::atomic<uint64_t> value_{0};
 };
 
+/// A level that goes up and down (Prometheus gauge): connections open, requests parked. Thread-safe; add() and
+/// sub() are one relaxed atomic add each.
+class gauge {
+ public:
+  void add(int64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  void sub(int64_t n = 1) { value_.fetch_sub(n, std::memory_order_relaxed); }
+  int64_t value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> value_{0};
+};
+
 /// A distribution over fixed upper bounds (Prometheus histogram; `le` buckets are cumulative when rendered).
 /// Thread-safe; observe() finds the bucket (binary search over at most a few dozen bounds) and does three
 /// relaxed atomic adds.
@@ -88,6 +100,9 @@ class registry {
   metrics::counter& counter(std::string_view family, std::string_view help, labels l = {});
   metrics::histogram& histogram(std::string_view family, std::string_view help, labels l,
                                 std::span<const double> upper_bounds);
+  /// The gauge `family{labels}`, created at the first call; the same object on every later call (valid for the
+  /// registry's lifetime). Not removed by remove().
+  metrics::gauge& gauge(std::string_view family, std::string_view help, labels l = {});
   /// Drops from the output every series created here with label `name`=`value` (a deleted topic's series).
   void remove(std::string_view name, std::string_view value);
 
@@ -99,7 +114,8 @@ class registry {
 
   /// Every series in the text exposition format 0.0.4: families sorted by name, `# HELP` and `# TYPE` once
   /// each, label values escaped (\\, \", \n), histograms as `_bucket{le=...}`, `_sum`, `_count`.
-  std::string prometheus_text() const;
+  /// `extra`, when set, runs after the collectors (samples computed by the caller, e.g. asynchronously).
+  std::string prometheus_text(const collector& extra = {}) const;
 
  private:
   struct counter_series {
@@ -117,6 +133,12 @@ class registry {
   mutable std::mutex mutex_;
   std::map<std::string, counter_series> counters_;      // by family + rendered labels
   std::map<std::string, histogram_series> histograms_;  // by family + rendered labels
+  struct gauge_series {
+    std::string family, help;
+    labels l;
+    std::shared_ptr<metrics::gauge> g;
+  };
+  std::map<std::string, gauge_series> gauges_;  // by family + rendered labels
   std::map<int, collector> collectors_;
   int next_collector_ = 1;
   // Series replaced after remove(): kept alive, since writers may still hold references to them.

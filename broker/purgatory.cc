@@ -49,4 +49,9 @@ void waiter_list::wake_all() {
     if (auto p = w.lock()) p->wake();
 }
 
+metrics::gauge& purgatory_size(std::string_view operation) {
+  return metrics::process_registry().gauge("kafka_server_delayedoperationpurgatory_purgatorysize",
+                                           "Requests parked in the purgatory, per operation", {{"delayedoperation", std::string(operation)}});
+}
+
 }  // namespace sluice::broker

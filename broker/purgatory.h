@@ -8,6 +8,8 @@
 #include <boost/asio.hpp>
 #include <cstdint>
 #include <memory>
+
+#include "base/metrics.h"
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,24 @@ class waiter_list {
 
  private:
   std::vector<std::weak_ptr<purgatory_waiter>> waiters_;
+};
+
+
+/// Kafka's DelayedOperationPurgatory size per operation ("Produce": acks=all produces waiting for replication,
+/// "Fetch": fetches parked for min_bytes), as /metrics shows it
+/// (kafka_server_delayedoperationpurgatory_purgatorysize{delayedoperation}).
+metrics::gauge& purgatory_size(std::string_view operation);
+
+/// Counts one parked request in purgatory_size(operation) for its lifetime.
+class parked_in_purgatory {
+ public:
+  explicit parked_in_purgatory(metrics::gauge& g) : g_(g) { g_.add(); }
+  ~parked_in_purgatory() { g_.sub(); }
+  parked_in_purgatory(const parked_in_purgatory&) = delete;
+  parked_in_purgatory& operator=(const parked_in_purgatory&) = delete;
+
+ private:
+  metrics::gauge& g_;
 };
 
 }  // namespace sluice::broker

@@ -16,6 +16,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/partition_errc.h"
+#include "broker/purgatory.h"
 #include "storage/errc.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/topic_registry.h"
@@ -328,6 +329,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       co_await std::move(park_op);
     }
     const int64_t parked_us = svc.clock.monotonic_us();
+    static metrics::gauge& parked_fetches = purgatory_size("Fetch");
+    parked_in_purgatory counted(parked_fetches);
     auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
     co_await std::move(wait_op);
     rc.waited_us += svc.clock.monotonic_us() - parked_us;  // not work: request_percentage leaves it out

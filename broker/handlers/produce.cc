@@ -10,6 +10,7 @@
 #include "broker/error_map.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/purgatory.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_service.h"
@@ -301,6 +302,9 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     }
     if (!planned.partitions.empty()) resp.responses.push_back(std::move(tr));  // Kafka: no entry for a topic without partitions
   }
+  static metrics::gauge& parked_produces = purgatory_size("Produce");
+  std::optional<parked_in_purgatory> counted;
+  if (!pending.empty()) counted.emplace(parked_produces);
   for (auto& w : pending) {
     // acks=all: until every ISR member has the batches (the HW passes them), Kafka's DelayedProduce.
     const int64_t parked_us = svc.clock.monotonic_us();

@@ -11,6 +11,8 @@
 #include "broker/http/admin_kafka.h"
 #include "broker/group_service.h"
 #include "broker/partition.h"
+#include "broker/purgatory.h"
+#include "broker/replication/replica_manager.h"
 #include "broker/txn_service.h"
 #include "broker/session.h"
 #include "broker/topic_registry.h"
@@ -156,14 +158,68 @@ boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request&) {
 
 admin_api::admin_api(broker_services& services) : services_(services) {
   static std::once_flag process_family;
-  std::call_once(process_family, [] { metrics::add_process_metrics(metrics::process_registry()); });
+  std::call_once(process_family, [] {
+    metrics::add_process_metrics(metrics::process_registry());
+    // Families that exist from the start, before their first event.
+    (void)purgatory_size("Produce");
+    (void)purgatory_size("Fetch");
+    (void)isr_shrinks_counter();
+    (void)isr_expands_counter();
+  });
   collector_ = metrics::process_registry().add_collector([this](metrics::sample_sink& out) { collect_broker(services_, out); });
 }
 
 admin_api::~admin_api() { metrics::process_registry().remove_collector(collector_); }
 
-reply admin_api::metrics() {
-  return {200, "text/plain; version=0.0.4; charset=utf-8", metrics::process_registry().prometheus_text()};
+boost::asio::awaitable<reply> admin_api::metrics(const peer_info& peer) {
+  // Consumer-group lag (kafka_exporter's names): the groups coordinated here (ListGroups), their committed offsets
+  // (one OffsetFetch for all of them) against the high watermark of this broker's replica of each partition.
+  struct lag_sample {
+    metrics::labels l;
+    double committed, lag;
+  };
+  std::vector<lag_sample> lags;
+  auto executor = co_await boost::asio::this_coro::executor;
+  kafka_caller kc(services_, peer, executor);
+  protocol::list_groups_request lg;
+  auto lop = kc.call(&handlers::list_groups, lg, 5);
+  auto listed = co_await std::move(lop);
+  if (!listed.groups.empty()) {
+    protocol::offset_fetch_request of;
+    for (const auto& g : listed.groups) {
+      auto& rg = of.groups.emplace_back();
+      rg.group_id = g.group_id;
+      rg.topics = std::nullopt;
+    }
+    auto fop = kc.call(&handlers::offset_fetch, of, 8);
+    auto fetched = co_await std::move(fop);
+    for (const auto& g : fetched.groups) {
+      if (g.error_code != protocol::error_code::none) continue;
+      for (const auto& t : g.topics) {
+        auto topic = services_.topics.find(t.name);
+        for (const auto& p : t.partitions) {
+          if (p.error_code != protocol::error_code::none || p.committed_offset < 0) continue;
+          std::shared_ptr<partition> replica;
+          if (topic && p.partition_index >= 0 && p.partition_index < static_cast<int32_t>(topic->partitions.size()))
+            replica = topic->partitions[static_cast<size_t>(p.partition_index)];
+          if (!replica) continue;
+          const double end = static_cast<double>(replica->high_watermark());
+          const double committed = static_cast<double>(p.committed_offset);
+          lags.push_back({{{"consumergroup", g.group_id}, {"topic", t.name}, {"partition", std::to_string(p.partition_index)}},
+                          committed,
+                          std::max(0.0, end - committed)});
+        }
+      }
+    }
+  }
+  auto extra = [&lags](metrics::sample_sink& out) {
+    for (const auto& s : lags) {
+      out.gauge("kafka_consumergroup_current_offset", "Committed offset of a group coordinated here, per partition", s.l,
+                s.committed);
+      out.gauge("kafka_consumergroup_lag", "High watermark less the committed offset, per group and partition", s.l, s.lag);
+    }
+  };
+  co_return reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::process_registry().prometheus_text(extra)};
 }
 
 boost::asio::awaitable<reply> admin_api::handle(const request& req, const peer_info& peer) {
@@ -184,7 +240,11 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
     const bool ready = ready_.load(std::memory_order_acquire) && (!cluster || (snapshot && snapshot->registered));
     co_return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
   }
-  if (target == "/metrics") co_return get ? metrics() : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/metrics") {
+    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    auto op = metrics(peer);
+    co_return co_await std::move(op);
+  }
   const bool cluster_mode = services_.replicas != nullptr;
   // A single node is its own controller, as its Metadata answers say.
   auto controller_id = [&] {

@@ -31,7 +31,7 @@ class admin_api {
 
  private:
   boost::asio::awaitable<reply> route(const request& req, const peer_info& peer);
-  reply metrics();
+  boost::asio::awaitable<reply> metrics(const peer_info& peer);
   reply faults(const request& req, std::string_view rest);
 
   broker_services& services_;

@@ -6,6 +6,7 @@
 
 #include "broker/handlers/handlers.h"
 #include "broker/http/admin_kafka.h"
+#include "broker/purgatory.h"
 #include "broker/topic_registry.h"
 #include "protocol/reader.h"
 
@@ -112,6 +113,45 @@ asio::awaitable<reply> group_error(kafka_caller& kc, const std::string& group, e
     where = "broker " + std::to_string(resp.coordinators.front().node_id) + " (" + resp.coordinators.front().host + ":" +
             std::to_string(resp.coordinators.front().port) + ")";
   co_return kafka_error_reply(e, "group " + group + " is coordinated by " + where + ": ask its HTTP side");
+}
+
+/// FindCoordinator for the group, as a client starts (it creates __consumer_offsets when missing): nullopt when
+/// this broker coordinates the group and has loaded it, else the reply to give (421 naming the coordinator,
+/// 503 while it is still not available after about 5 s of retries on the injected clock).
+asio::awaitable<std::optional<reply>> coordinate_here(kafka_caller& kc, const std::string& group) {
+  auto& svc = kc.services();
+  error_code last = error_code::none;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (attempt > 0) {
+      auto executor = co_await asio::this_coro::executor;
+      auto waiter = std::make_shared<purgatory_waiter>(executor);
+      auto wait = waiter->wait(wait_deadline::after(svc.clock, 100));
+      co_await std::move(wait);
+    }
+    protocol::find_coordinator_request fc;
+    fc.key_type = 0;
+    fc.coordinator_keys.push_back(group);
+    auto op = kc.call(&handlers::find_coordinator, fc, 4);
+    auto resp = co_await std::move(op);
+    if (resp.coordinators.empty()) co_return kafka_error_reply(error_code::unknown_server_error, "FindCoordinator gave no answer");
+    const auto& c = resp.coordinators.front();
+    last = c.error_code;
+    if (c.error_code == error_code::coordinator_not_available || c.error_code == error_code::coordinator_load_in_progress) continue;
+    if (c.error_code != error_code::none) co_return kafka_error_reply(c.error_code, "group " + group);
+    if (c.node_id != svc.config.broker_id)
+      co_return kafka_error_reply(error_code::not_coordinator, "group " + group + " is coordinated by broker " +
+                                                                   std::to_string(c.node_id) + " (" + c.host + ":" +
+                                                                   std::to_string(c.port) + "): ask its HTTP side");
+    // Coordinated here: wait for the shard to finish loading (DescribeGroups answers COORDINATOR_LOAD_IN_PROGRESS).
+    auto dop = describe(kc, group);
+    auto g = co_await std::move(dop);
+    if (g && (g->error_code == error_code::coordinator_load_in_progress || g->error_code == error_code::not_coordinator)) {
+      last = g->error_code;
+      continue;
+    }
+    co_return std::nullopt;
+  }
+  co_return kafka_error_reply(last, "group " + group + ": its coordinator is still loading");
 }
 
 asio::awaitable<reply> list_groups(kafka_caller& kc) {
@@ -358,6 +398,13 @@ asio::awaitable<reply> groups_route(kafka_caller& kc, const request& req, const 
     co_return co_await std::move(op);
   }
   const std::string& group = s[2];
+  if (s.size() > 4 || (s.size() == 4 && s[3] != "offsets"))
+    co_return error_reply(404, "NOT_FOUND", "no route " + std::string(req.target()));
+  {
+    auto cop = coordinate_here(kc, group);
+    auto refused = co_await std::move(cop);
+    if (refused) co_return std::move(*refused);
+  }
   if (s.size() == 3) {
     if (get) {
       auto op = describe_group(kc, group);

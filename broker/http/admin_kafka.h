@@ -34,14 +34,18 @@ unsigned http_status_of(protocol::error_code e);
 reply kafka_error_reply(protocol::error_code e, std::string_view message = {});
 
 /// Runs Kafka request handlers (broker/handlers/handlers.h) for one HTTP request. The session is that of an
-/// unauthenticated client from the HTTP peer's address (principal User:ANONYMOUS, listener "HTTP", client id
-/// "sluice-http"): with an authorizer, the admin API can do what ACLs allow such a client. Injected faults do
+/// unauthenticated client from the HTTP peer's address (principal User:ANONYMOUS, on the inter-broker listener,
+/// so answers name brokers by its endpoints; client id "sluice-http"): with an authorizer, the admin API can do what ACLs allow such a client. Injected faults do
 /// not apply (they sit in front of the Kafka listeners). Handlers see the request at the version given.
 class kafka_caller {
  public:
   kafka_caller(broker_services& svc, const peer_info& peer, boost::asio::any_io_executor executor)
       : svc_(svc), executor_(std::move(executor)) {
-    session_.listener_name = "HTTP";
+    // Answers name brokers as the inter-broker listener advertises them (else the first advertised listener).
+    session_.listener_name = svc.config.advertised_listeners.empty() ? svc.config.inter_broker_listener_name
+                                                                     : svc.config.advertised_listeners.front().listener_name;
+    for (const auto& e : svc.config.advertised_listeners)
+      if (e.listener_name == svc.config.inter_broker_listener_name) session_.listener_name = e.listener_name;
     session_.peer = peer.address;
     session_.client_host = peer.host;
     session_.client_id = "sluice-http";

@@ -1,5 +1,7 @@
 #include "broker/net/server.h"
 
+#include "base/metrics.h"
+
 #include "base/logging.h"
 #include "broker/net/connection.h"
 
@@ -101,6 +103,11 @@ uint16_t server::local_port(const std::string& listener) const {
 asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string listener_name,
                                           std::shared_ptr<const security::listener_security> security) {
   const std::string security_protocol = security->security_protocol;
+  // Kafka's socket-server-metrics per listener (connection-count, connection-creation-total), JMX-exporter named.
+  auto* open_connections = &metrics::process_registry().gauge(
+      "kafka_server_socket_server_metrics_connection_count", "Client connections open, per listener", {{"listener", listener_name}});
+  auto& created = metrics::process_registry().counter("kafka_server_socket_server_metrics_connection_creation_total",
+                                                       "Client connections accepted, per listener", {{"listener", listener_name}});
   asio::steady_timer backoff(io_);
   int64_t failures = 0;
   bool waiting_logged = false;
@@ -181,7 +188,12 @@ asio::awaitable<void> server::accept_loop(tcp::acceptor& acceptor, std::string l
     else stream = std::make_unique<plain_transport>(std::move(socket));
     auto conn = std::make_shared<connection>(std::move(stream), std::move(s), dispatcher_, config_.socket_request_max_bytes);
     auto executor = conn->run_executor();
-    asio::co_spawn(executor, conn->run(), [limits = limits_, peer](std::exception_ptr) { limits->release(peer); });
+    open_connections->add();
+    created.add();
+    asio::co_spawn(executor, conn->run(), [limits = limits_, peer, open_connections](std::exception_ptr) {
+      open_connections->sub();
+      limits->release(peer);
+    });
   }
 }
 

@@ -1,5 +1,7 @@
 #include "broker/replication/replica_manager.h"
 
+#include "base/metrics.h"
+
 #include <future>
 
 #include "base/logging.h"
@@ -127,6 +129,16 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
     if (auto b = s->brokers.find(id); b != s->brokers.end()) f->set_endpoint(b->second.host, static_cast<uint16_t>(b->second.port));
 }
 
+metrics::counter& isr_shrinks_counter() {
+  return metrics::process_registry().counter("kafka_server_replicamanager_isrshrinks_total",
+                                             "ISR changes stored by this leader that removed replicas");
+}
+
+metrics::counter& isr_expands_counter() {
+  return metrics::process_registry().counter("kafka_server_replicamanager_isrexpands_total",
+                                             "ISR changes stored by this leader that added replicas");
+}
+
 void replica_manager::submit_isr_change(std::shared_ptr<partition> p, isr_change change) {
   asio::post(isr_io_, [this, p = std::move(p), change = std::move(change)] {
     coordination::partition_state next;
@@ -145,6 +157,8 @@ void replica_manager::submit_isr_change(std::shared_ptr<partition> p, isr_change
     }
     log::info("{}-{}: ISR now {} members (epoch {}, version {})", p->topic(), p->index(), stored->isr.size(),
               stored->leader_epoch, stored->version);
+    if (stored->isr.size() < static_cast<size_t>(p->isr_size())) isr_shrinks_counter().add();
+    else if (stored->isr.size() > static_cast<size_t>(p->isr_size())) isr_expands_counter().add();
     isr_change applied{stored->leader_epoch, stored->isr, stored->version};
     asio::post(p->strand(), [p, applied] { p->apply_isr(applied); });
   });

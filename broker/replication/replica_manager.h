@@ -1,4 +1,5 @@
 #pragma once
+#include "base/metrics.h"
 // Cluster mode: turns the cluster's partition states into roles on this broker (Kafka's ReplicaManager
 // becomeLeaderOrFollower), runs one replica fetcher per leader broker, writes ISR changes proposed by
 // led partitions to the coordination store, and checks for lagging followers (replica.lag.time.max.ms).
@@ -71,5 +72,10 @@ class replica_manager {
   asio::executor_work_guard<asio::io_context::executor_type> isr_work_;
   std::thread isr_thread_;
 };
+
+/// Kafka's ReplicaManager IsrShrinksPerSec / IsrExpandsPerSec as /metrics counters, counted when a leader's ISR
+/// change is stored.
+metrics::counter& isr_shrinks_counter();
+metrics::counter& isr_expands_counter();
 
 }  // namespace sluice::broker
