@@ -1,4 +1,5 @@
 #include "broker/broker.h"
+#include "broker/security/tls_context.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -198,7 +199,14 @@ result<void> broker::start() {
     admin_ = std::make_unique<http::admin_api>(*services_);
     http::server_limits limits{config_.http_max_connections, config_.http_max_request_bytes, config_.http_request_timeout_ms};
     http_ = std::make_unique<http::http_server>(io_, limits, [this](const http::request& r, const http::peer_info& p) { return admin_->handle(r, p); });
-    if (auto r = http_->listen(config_.http_listeners); !r) {
+    std::shared_ptr<boost::asio::ssl::context> http_tls;
+    if (std::any_of(config_.http_listeners.begin(), config_.http_listeners.end(), [](const auto& e) { return e.tls; })) {
+      // https:// listeners: the ssl.* keys as for a Kafka listener named HTTP (listener.name.http.ssl.* first).
+      auto ctx = security::make_server_tls_context(config_, "HTTP");
+      if (!ctx) return error{base_errc::failed, "http.listeners: " + ctx.err().message};
+      http_tls = std::move(*ctx);
+    }
+    if (auto r = http_->listen(config_.http_listeners, http_tls); !r) {
       if (config_.explicit_keys.contains("http.listeners")) return r;
       log::warn("{}; no HTTP side (set http.listeners to choose another address, or to empty for none)", r.err().message);
       http_.reset();
@@ -224,8 +232,8 @@ result<void> broker::start() {
                                   : ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   std::string http_where;
-  for (const auto& ep : http_endpoints())
-    http_where += (http_where.empty() ? ", HTTP on http://" : ", http://") + ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (http_)
+    for (const auto& url : http_->urls()) http_where += (http_where.empty() ? ", HTTP on " : ", ") + url;
   log::info("sluice broker {} started: listening on {}{}, {} topics, cluster id {}, log dirs {}", config_.broker_id,
             where, http_where, topics_->all().size(), services_->cluster_id, config_.log_dirs.front().string());
   if (admin_) admin_->set_ready(true);

@@ -6,6 +6,7 @@
 // (413 beyond), has `request_timeout_ms` for each request to arrive and its answer to leave (the connection is
 // closed after it), and at most `max_connections` are served at once (the next gets 503 and is closed).
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <atomic>
 #include <functional>
@@ -48,13 +49,15 @@ class http_server {
  public:
   http_server(boost::asio::io_context& io, server_limits limits, router route);
 
-  /// Binds every endpoint (port 0: any free port). Errors name the address. HTTPS endpoints are refused
-  /// (not built yet; see the README's limits).
-  result<void> listen(const std::vector<http_endpoint>& endpoints);
+  /// Binds every endpoint (port 0: any free port). Errors name the address. `https://` endpoints serve TLS with
+  /// `tls` (required when there is one).
+  result<void> listen(const std::vector<http_endpoint>& endpoints, std::shared_ptr<boost::asio::ssl::context> tls = {});
   void start();
   /// Stops accepting; open connections end at their next read. Thread-safe.
   void stop();
   std::vector<boost::asio::ip::tcp::endpoint> local_endpoints() const;
+  /// "http://127.0.0.1:9644" / "https://..." per bound endpoint, for the start-up log.
+  std::vector<std::string> urls() const;
   int active_connections() const { return state_->active.load(std::memory_order_relaxed); }
 
  private:
@@ -62,14 +65,19 @@ class http_server {
     std::atomic<int> active{0};
     std::atomic<bool> stopped{false};
   };
-  boost::asio::awaitable<void> accept_loop(std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor);
-  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> accept_loop(std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor, bool tls);
+  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket, bool tls);
 
   boost::asio::io_context& io_;
   server_limits limits_;
   router route_;
   std::shared_ptr<state> state_ = std::make_shared<state>();
-  std::vector<std::shared_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
+  struct listening {
+    std::shared_ptr<boost::asio::ip::tcp::acceptor> acceptor;
+    bool tls = false;
+  };
+  std::vector<listening> acceptors_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
 };
 
 }  // namespace sluice::broker::http

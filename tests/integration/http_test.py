@@ -13,6 +13,8 @@ cache's venv, and Prometheus' own text parser (prometheus_client, pinned in comp
      a record without it takes far less)
   E  bad bodies get 400 with the reason (unknown API, unknown error, missing delay_ms, error on an API with no
      error field); an unknown route 404; DELETE of an unknown rule 404
+  F  an https:// listener (listener.name.http.ssl.* keys, certificates of a throwaway CA from security/make_certs.sh):
+     /healthz and /metrics verified against the CA, a client trusting another CA fails, plain HTTP gets no answer
 
 Usage: http_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache
 Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
@@ -20,7 +22,10 @@ Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -91,7 +96,7 @@ def metadata_requests(st):
     return sum(b.get("req", {}).get("Metadata", 0) for b in st["brokers"].values())
 
 
-def main_checks(broker, check, http_port):
+def main_checks(broker, check, http_port, https_port, certs):
     from confluent_kafka.admin import AdminClient, NewTopic
 
     # A: probes and the text format
@@ -101,7 +106,9 @@ def main_checks(broker, check, http_port):
     names = {f.name for f in fams}
     for want in ["kafka_server_replicamanager_partitioncount", "kafka_server_replicamanager_leadercount",
                  "kafka_server_replicamanager_underreplicatedpartitions", "process_resident_memory_bytes",
-                 "process_cpu_seconds"]:
+                 "process_cpu_seconds", "kafka_server_socket_server_metrics_connection_count",
+                 "kafka_server_delayedoperationpurgatory_purgatorysize", "kafka_server_replicamanager_isrshrinks",
+                 "kafka_server_replicamanager_isrexpands"]:
         check.true(want in names, "family %s in /metrics (have %s)" % (want, sorted(names)[:40]))
 
     # B: counters against the producer's own statistics
@@ -200,6 +207,37 @@ def main_checks(broker, check, http_port):
     check.eq(http(http_port, "DELETE", "/v1/faults/999")[0], 404, "DELETE of an unknown rule")
     check.eq(http(http_port, "DELETE", "/v1/faults")[0], 204, "DELETE /v1/faults")
 
+    # F: the https:// listener (listener.name.http.ssl.* keys, a throwaway CA)
+    https_checks(check, https_port, certs)
+
+
+def https_checks(check, port, certs):
+    import socket
+    import ssl
+    from prometheus_client.parser import text_string_to_metric_families
+    trusted = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
+    url = "https://127.0.0.1:%d" % port
+    with urllib.request.urlopen(url + "/healthz", timeout=10, context=trusted) as r:
+        check.eq(r.status, 200, "GET /healthz over TLS, the server certificate verified against the test CA")
+    with urllib.request.urlopen(url + "/metrics", timeout=10, context=trusted) as r:
+        text = r.read().decode()
+    families = {f.name for f in text_string_to_metric_families(text)}
+    check.true("kafka_server_replicamanager_partitioncount" in families, "/metrics over TLS parses (%d families)" % len(families))
+    other = ssl.create_default_context(cafile=os.path.join(certs, "other-ca.pem"))
+    try:
+        urllib.request.urlopen(url + "/healthz", timeout=10, context=other)
+        check.true(False, "a client trusting another CA must fail the handshake")
+    except urllib.error.URLError as e:
+        check.true(isinstance(e.reason, ssl.SSLCertVerificationError), "a client trusting another CA: %s" % e.reason)
+    # Plain HTTP to the TLS port: no HTTP answer (the handshake fails and the connection closes).
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            data = sock.recv(4096)
+        except (ConnectionResetError, socket.timeout):
+            data = b""
+    check.true(not data.startswith(b"HTTP/"), "plain HTTP on the https port gets no HTTP answer (%r)" % data[:40])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -225,8 +263,19 @@ def main():
         sys.stdout.flush()
         os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
     http_port = h.pick_free_port()
-    overrides = {"http.listeners": "http://127.0.0.1:%d" % http_port, "sluice.test.faults.enable": "true"}
-    return h.run(lambda broker, check: main_checks(broker, check, http_port), args.broker, overrides)
+    https_port = h.pick_free_port()
+    certs = tempfile.mkdtemp(prefix="sluice-http-certs-")
+    try:
+        subprocess.run(["sh", os.path.join(HERE, "security", "make_certs.sh"), certs], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        overrides = {"http.listeners": "http://127.0.0.1:%d,https://127.0.0.1:%d" % (http_port, https_port),
+                     "listener.name.http.ssl.keystore.type": "PEM",
+                     "listener.name.http.ssl.keystore.location": os.path.join(certs, "server-chain.pem"),
+                     "sluice.test.faults.enable": "true"}
+        return h.run(lambda broker, check: main_checks(broker, check, http_port, https_port, certs), args.broker,
+                     overrides)
+    finally:
+        shutil.rmtree(certs, ignore_errors=True)
 
 
 if __name__ == "__main__":
