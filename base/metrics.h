@@ -23,6 +23,16 @@ namespace sluice::metrics {
 /// Label pairs of one series, in the order they are rendered.
 using labels = std::vector<std::pair<std::string, std::string>>;
 
+/// The process-wide switch of the request-path series (sluice.metrics.enable, default on): off, the writers that
+/// check it (request counts and latencies, per-partition traffic, fsync times) skip their updates, so a benchmark
+/// can compare the broker with and without them. Relaxed atomic load.
+inline std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+inline bool enabled() { return enabled_flag().load(std::memory_order_relaxed); }
+inline void set_enabled(bool on) { enabled_flag().store(on, std::memory_order_relaxed); }
+
 /// A monotonic count (Prometheus counter). Thread-safe; add() is one relaxed atomic add.
 class counter {
  public:

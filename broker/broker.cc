@@ -1,5 +1,4 @@
 #include "broker/broker.h"
-#include "broker/security/tls_context.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,7 +10,9 @@
 #include <cstring>
 
 #include "base/logging.h"
+#include "base/metrics.h"
 #include "broker/meta_properties.h"
+#include "broker/security/tls_context.h"
 #include "broker/topic_config.h"
 #include "coordination/embedded_store.h"
 #include "coordination/zk/zk_cluster.h"
@@ -102,6 +103,7 @@ result<void> broker::start() {
   producer_ids_ = std::make_unique<producer_id_manager>(*store_, config_.broker_id);
   txns_ = std::make_unique<txn_service>(config_, *topics_, system_clock::instance(), *producer_ids_, *groups_,
                                         io_.get_executor());
+  metrics::set_enabled(config_.metrics_enable);
   faults_ = std::make_unique<fault_injector>(config_.test_faults_enable, config_.test_faults_seed);
   if (faults_->enabled())
     log::warn("TEST CONTROLS ACTIVE: sluice.test.faults.enable=true: POST /v1/faults makes requests fail on purpose; "

@@ -100,6 +100,7 @@ const std::map<std::string, std::string>& defaults() {
       {"http.request.timeout.ms", "30000"},
       {"sluice.test.faults.enable", "false"},
       {"sluice.test.faults.seed", "1"},
+      {"sluice.metrics.enable", "true"},
       {"log.message.timestamp.type", "CreateTime"},
       {"log.cleanup.policy", "delete"},
       {"compression.type", "producer"},
@@ -178,6 +179,7 @@ int8_t type_of(const std::string& key) {
       {"num.io.threads", I}, {"num.network.threads", I}, {"sluice.log.level", S}, {"producer.id.expiration.ms", I},
       {"http.listeners", S}, {"http.max.connections", I}, {"http.max.request.bytes", I},
       {"http.request.timeout.ms", I}, {"sluice.test.faults.enable", B}, {"sluice.test.faults.seed", L},
+      {"sluice.metrics.enable", B},
       {"log.message.timestamp.type", S}, {"log.cleanup.policy", LIST}, {"compression.type", S},
       {"log.flush.offset.checkpoint.interval.ms", I}, {"log.flush.scheduler.interval.ms", L},
       {"unclean.leader.election.enable", B}, {"log.preallocate", B}, {"log.index.size.max.bytes", I},
@@ -478,6 +480,7 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(http_max_request_bytes, "http.max.request.bytes", int32_t, 1024, INT32_MAX);
   SLUICE_INT(http_request_timeout_ms, "http.request.timeout.ms", int32_t, 1, INT32_MAX);
   SLUICE_BOOL(test_faults_enable, "sluice.test.faults.enable");
+  SLUICE_BOOL(metrics_enable, "sluice.metrics.enable");
   SLUICE_INT(test_faults_seed, "sluice.test.faults.seed", uint64_t, 0, INT64_MAX);
   {
     auto parsed = parse_http_listeners(v["http.listeners"]);

@@ -66,6 +66,7 @@ struct broker_config {
   int32_t http_max_connections = 64;                // http.max.connections
   int32_t http_max_request_bytes = 1048576;         // http.max.request.bytes
   int32_t http_request_timeout_ms = 30000;          // http.request.timeout.ms
+  bool metrics_enable = true;                       // sluice.metrics.enable (request-path series; off for benchmarks)
   bool test_faults_enable = false;                  // sluice.test.faults.enable (fault injection, test controls)
   uint64_t test_faults_seed = 1;                    // sluice.test.faults.seed
 

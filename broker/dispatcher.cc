@@ -121,7 +121,7 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
   const int64_t start_ms = services_.clock.monotonic_ms();
   auto op = entry->handle(services_, rc, reader);
   auto result = co_await std::move(op);
-  observe(h.api_key, h.api_version, services_.clock.monotonic_us() - rc.start_us);
+  if (metrics::enabled()) observe(h.api_key, h.api_version, services_.clock.monotonic_us() - rc.start_us);
   hooks_->completed(s, h, start_ms, services_.clock.monotonic_ms(), result.what == handler_outcome::kind::respond);
   if (result.what == handler_outcome::kind::malformed) {
     log::warn("closing connection from {}: malformed {} v{} request (correlation id {}): field {} at byte {}: {}",

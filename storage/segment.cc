@@ -458,9 +458,10 @@ sluice::result<void> segment::flush() {
     static metrics::histogram& flush_ms = metrics::process_registry().histogram(
         "kafka_log_logflushstats_logflushrateandtimems", "Time of one segment fsync (fdatasync), ms", {},
         metrics::latency_ms_buckets());
-    const auto start = std::chrono::steady_clock::now();
+    const bool timed = metrics::enabled();
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (::fdatasync(file_->fd()) != 0) return detail::io_error("fsync", log_path());
-    flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (timed) flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   if (auto r = offset_index_.flush(); !r) return r;
   if (txn_index_) {

@@ -311,7 +311,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     if (total >= min_bytes || any_error || slots.empty() || until.passed()) {
       if (!from_follower) {
         throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
-        for (const auto& s : slots) s.p->bytes_out.add(s.bytes);
+        if (metrics::enabled())
+          for (const auto& s : slots) s.p->bytes_out.add(s.bytes);
       }
       break;
     }

@@ -284,8 +284,10 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
                              appended->last_offset + 1, min_isr});
         }
         if (appended) {
-          p->messages_in.add(static_cast<uint64_t>(appended->last_offset - appended->base_offset + 1));
-          p->bytes_in.add(batches.size());
+          if (metrics::enabled()) {
+            p->messages_in.add(static_cast<uint64_t>(appended->last_offset - appended->base_offset + 1));
+            p->bytes_in.add(batches.size());
+          }
           pr.error_code = error_code::none;
           pr.base_offset = appended->base_offset;
           pr.log_append_time_ms = appended->log_append_time;

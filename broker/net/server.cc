@@ -1,8 +1,7 @@
 #include "broker/net/server.h"
 
-#include "base/metrics.h"
-
 #include "base/logging.h"
+#include "base/metrics.h"
 #include "broker/net/connection.h"
 
 namespace sluice::broker::net {

@@ -1,10 +1,9 @@
 #include "broker/replication/replica_manager.h"
 
-#include "base/metrics.h"
-
 #include <future>
 
 #include "base/logging.h"
+#include "base/metrics.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker {

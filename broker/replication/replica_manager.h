@@ -1,5 +1,4 @@
 #pragma once
-#include "base/metrics.h"
 // Cluster mode: turns the cluster's partition states into roles on this broker (Kafka's ReplicaManager
 // becomeLeaderOrFollower), runs one replica fetcher per leader broker, writes ISR changes proposed by
 // led partitions to the coordination store, and checks for lagging followers (replica.lag.time.max.ms).
@@ -8,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/metrics.h"
 #include "base/clock.h"
 #include "broker/config.h"
 #include "broker/partition.h"
