@@ -170,7 +170,7 @@ kafka_error topic_registry::check_new_name(const std::string& name) const {
   return {};
 }
 
-kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
+kafka_error topic_registry::create(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out) {
   // Kafka 4.x's order (ReplicationControlManager.createTopics): the name, whether it exists, a collision, the
   // configs, then (createTopic) the assignment or the replication factor before the partition count.
   if (auto bad = check_new_name(spec.name); !bad.ok()) return bad;
@@ -187,7 +187,7 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
     for (const auto& brokers : *spec.assignments)
       if (auto bad = invalid_manual_assignment(brokers, registered, spec.replication_factor)) return *bad;
   }
-  if (cluster_mode()) return create_in_cluster(spec, validate_only);
+  if (cluster_mode()) return create_in_cluster(spec, validate_only, id_out);
   if (spec.replication_factor > 1)  // one live broker in the embedded single-node mode
     return {error_code::invalid_replication_factor,
             "Unable to replicate the partition " + std::to_string(spec.replication_factor) +
@@ -203,6 +203,7 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only) {
   coordination::topic_assignment a;
   a.name = spec.name;
   a.id = coordination::random_topic_id();
+  if (id_out) *id_out = a.id;
   a.configs = spec.configs;
   a.replicas.assign(static_cast<size_t>(spec.num_partitions), std::vector<int32_t>{config_.broker_id});
   if (auto r = store_.create_topic(a); !r) return {to_kafka(r.err()), r.err().message};
@@ -255,7 +256,7 @@ asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t)
   log::info("deleted topic {}", t->name);
 }
 
-kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only) {
+kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out) {
   auto c = cluster();
   if (!c || !c->registered) return {error_code::not_controller, "This broker is not registered with the cluster."};
   if (c->topics.contains(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
@@ -277,6 +278,7 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
   coordination::topic_assignment a;
   a.name = spec.name;
   a.id = coordination::random_topic_id();
+  if (id_out) *id_out = a.id;
   a.configs = spec.configs;
   a.replicas = std::move(chosen);
   if (auto r = store_.create_topic(a); !r) return {to_kafka(r.err()), r.err().message};

@@ -93,7 +93,8 @@ class topic_registry {
   /// Validates and (unless `validate_only`) creates a topic. Errors as Kafka answers CreateTopics, in its
   /// order: INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (collision), INVALID_CONFIG,
   /// INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, KAFKA_STORAGE_ERROR.
-  kafka_error create(const topic_spec& spec, bool validate_only);
+  /// `id_out`, when given, receives the new topic's id once it is stored (single node and cluster mode alike).
+  kafka_error create(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out = nullptr);
 
   /// The name checks of a new topic, the first of create's (Kafka's validateNewTopicNames and the existing
   /// topics): INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS, then INVALID_TOPIC_EXCEPTION for a name that
@@ -145,7 +146,7 @@ class topic_registry {
   std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
   void publish(std::shared_ptr<const topic_map> next);
   asio::awaitable<void> drop_local(std::shared_ptr<const topic> t);
-  kafka_error create_in_cluster(const topic_spec& spec, bool validate_only);
+  kafka_error create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out);
 
   const broker_config& config_;
   coordination::cluster_store& store_;

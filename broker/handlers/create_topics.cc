@@ -113,8 +113,9 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
       if (spec.replication_factor == -1) spec.replication_factor = svc.config.default_replication_factor;
     }
 
+    coordination::topic_id created_id{};
     if (!problem) {
-      auto err = svc.topics.create(spec, req.validate_only);
+      auto err = svc.topics.create(spec, req.validate_only, &created_id);
       if (!err.ok()) problem = {err.code, err.message};
       else if (!req.validate_only && svc.topics.cluster_mode()) created.emplace_back(spec.name, spec.num_partitions);
     }
@@ -128,7 +129,9 @@ task<response> create_topics(broker_services& svc, request_context& rc, protocol
       out.replication_factor = spec.replication_factor;
       // The topic's id; validate_only answers the random id the topic would have had (createTopic draws it
       // before it knows the request validates only).
-      if (auto t = svc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
+      // In cluster mode the topic reaches this broker's registry later (from ZooKeeper): the id comes from create().
+      if (!req.validate_only && created_id != coordination::topic_id{}) out.topic_id = to_wire(created_id);
+      else if (auto t = svc.topics.find(ct.name); t && !req.validate_only) out.topic_id = to_wire(t->id);
       else out.topic_id = to_wire(coordination::random_topic_id());
       if (version >= 5) {
         std::vector<response::creatable_topic_configs> configs;

@@ -147,6 +147,19 @@ boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request&) {
       if (r.error_code != protocol::error_code::none && r.error_code != protocol::error_code::unknown_topic_or_partition)
         co_return kafka_error_reply(r.error_code, "deleting " + r.name.value_or("?") + ": " + r.error_message.value_or(""));
   }
+  // Cluster mode: DeleteTopics answers once the controller took the deletions; wait (bounded, on the injected
+  // clock) until this broker's view has none of the topics left, so the next test starts from nothing.
+  auto executor = co_await boost::asio::this_coro::executor;
+  for (int i = 0; i < 500; ++i) {
+    bool left = false;
+    for (const auto& n : names) left = left || svc.topics.find(n) != nullptr;
+    if (const auto snapshot = svc.cluster.snapshot(); snapshot && svc.replicas != nullptr)
+      for (const auto& n : names) left = left || snapshot->topics.contains(n);
+    if (!left) break;
+    auto waiter = std::make_shared<purgatory_waiter>(executor);
+    auto wait = waiter->wait(wait_deadline::after(svc.clock, 20));
+    co_await std::move(wait);
+  }
   // The coordinators forget what they had loaded; the next FindCoordinator creates their topics again.
   svc.groups.coordinators().reset();
   svc.txns.coordinators().reset();
@@ -230,18 +243,19 @@ boost::asio::awaitable<reply> admin_api::handle(const request& req, const peer_i
 boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_info& peer) {
   std::string_view target = req.target();
   if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  while (target.size() > 1 && target.back() == '/') target.remove_suffix(1);  // "/v1/cluster/" is "/v1/cluster"
   const auto method = req.method();
   const bool get = method == verb::get || method == verb::head;
-  if (target == "/healthz") co_return get ? json_reply(200, json::object{{"status", "ok"}}) : error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+  if (target == "/healthz") co_return get ? json_reply(200, json::object{{"status", "ok"}}) : method_not_allowed("GET");
   if (target == "/readyz") {
-    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return method_not_allowed("GET");
     const auto snapshot = services_.cluster.snapshot();
     const bool cluster = services_.replicas != nullptr;
     const bool ready = ready_.load(std::memory_order_acquire) && (!cluster || (snapshot && snapshot->registered));
     co_return json_reply(ready ? 200 : 503, json::object{{"status", ready ? "ready" : "starting"}});
   }
   if (target == "/metrics") {
-    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return method_not_allowed("GET");
     auto op = metrics(peer);
     co_return co_await std::move(op);
   }
@@ -252,13 +266,13 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
     return cluster_mode ? (snapshot ? snapshot->controller_id : -1) : services_.config.broker_id;
   };
   if (target == "/v1/cluster") {
-    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return method_not_allowed("GET");
     co_return json_reply(200, json::object{{"cluster_id", services_.cluster_id},
                                         {"controller_id", controller_id()},
                                         {"broker_id", services_.config.broker_id}});
   }
   if (target == "/v1/brokers") {
-    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return method_not_allowed("GET");
     json::array brokers;
     const auto snapshot = services_.cluster.snapshot();
     if (cluster_mode && snapshot) {
@@ -297,7 +311,7 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
       if (!services_.faults.enabled())
         co_return error_reply(403, "TEST_CONTROLS_DISABLED",
                               "test controls are off: start the broker with sluice.test.faults.enable=true");
-      if (method != verb::post) co_return error_reply(405, "METHOD_NOT_ALLOWED", "POST");
+      if (method != verb::post) co_return method_not_allowed("POST");
       auto op = reset_route(kc, req);
       co_return co_await std::move(op);
     }
@@ -307,6 +321,7 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
 
 reply admin_api::faults(const request& req, std::string_view rest) {
   auto& injector = services_.faults;
+  const bool get = req.method() == verb::get || req.method() == verb::head;
   if (!injector.enabled())
     return error_reply(403, "FAULTS_DISABLED", "fault injection is off: start the broker with sluice.test.faults.enable=true");
   const auto method = req.method();
@@ -317,13 +332,13 @@ reply admin_api::faults(const request& req, std::string_view rest) {
     if (ec != std::errc{} || ptr != digits.data() + digits.size()) return error_reply(404, "NOT_FOUND", "no fault " + std::string(digits));
     if (method == verb::delete_)
       return injector.remove(id) ? reply{204, "application/json", ""} : error_reply(404, "NOT_FOUND", "no fault " + std::to_string(id));
-    if (method == verb::get)
+    if (get)
       for (const auto& r : injector.list())
         if (r.id == id) return json_reply(200, rule_json(r));
-    if (method == verb::get) return error_reply(404, "NOT_FOUND", "no fault " + std::to_string(id));
-    return error_reply(405, "METHOD_NOT_ALLOWED", "GET, DELETE");
+    if (get) return error_reply(404, "NOT_FOUND", "no fault " + std::to_string(id));
+    return method_not_allowed("GET, DELETE");
   }
-  if (method == verb::get) {
+  if (get) {
     json::array rules;
     for (const auto& r : injector.list()) rules.push_back(rule_json(r));
     return json_reply(200, json::object{{"faults", rules}});
@@ -332,7 +347,7 @@ reply admin_api::faults(const request& req, std::string_view rest) {
     injector.clear();
     return {204, "application/json", ""};
   }
-  if (method != verb::post) return error_reply(405, "METHOD_NOT_ALLOWED", "GET, POST, DELETE");
+  if (method != verb::post) return method_not_allowed("GET, POST, DELETE");
 
   boost::system::error_code ec;
   json::value body = json::parse(req.body(), ec);

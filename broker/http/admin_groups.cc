@@ -6,6 +6,7 @@
 
 #include "broker/handlers/handlers.h"
 #include "broker/http/admin_kafka.h"
+#include "broker/partition.h"
 #include "broker/purgatory.h"
 #include "broker/topic_registry.h"
 #include "protocol/reader.h"
@@ -97,6 +98,18 @@ asio::awaitable<std::map<topic_partition, listed_offset>> list_offsets(kafka_cal
   auto resp = co_await std::move(op);
   for (const auto& t : resp.topics)
     for (const auto& p : t.partitions) out[{t.name, p.partition_index}] = {p.error_code, p.offset};
+  // Cluster mode: a partition led elsewhere answers NOT_LEADER_OR_FOLLOWER here; its earliest and latest offsets
+  // come from this broker's replica when it has one (a follower's log start and high watermark lag the leader's
+  // by at most one fetch).
+  if (timestamp == -1 || timestamp == -2)
+    for (auto& [tp, listed] : out) {
+      if (listed.error != error_code::not_leader_or_follower) continue;
+      auto t = kc.services().topics.find(tp.first);
+      if (!t || tp.second < 0 || tp.second >= static_cast<int32_t>(t->partitions.size())) continue;
+      const auto& replica = t->partitions[static_cast<size_t>(tp.second)];
+      if (!replica) continue;
+      listed = {error_code::none, timestamp == -1 ? replica->high_watermark() : replica->log_start_offset()};
+    }
   co_return out;
 }
 
@@ -296,7 +309,10 @@ asio::awaitable<reply> reset_offsets(kafka_caller& kc, const std::string& group,
         const auto* o = e.if_object();
         const auto* t = o ? o->if_contains("topic") : nullptr;
         const auto* p = o ? o->if_contains("partition") : nullptr;
-        if (!t || !t->is_string() || !p || !p->is_int64())
+        bool known_only = true;
+        if (o)
+          for (const auto& [name, _] : *o) known_only = known_only && (name == "topic" || name == "partition");
+        if (!known_only || !t || !t->is_string() || !p || !p->is_int64())
           co_return error_reply(400, "INVALID_REQUEST", "\"partitions\" must be an array of {topic, partition}");
         auto topic = kc.services().topics.find(std::string_view(t->as_string()));
         if (!topic || p->as_int64() < 0 || p->as_int64() >= static_cast<int64_t>(topic->partitions.size()))
@@ -350,7 +366,11 @@ asio::awaitable<reply> reset_offsets(kafka_caller& kc, const std::string& group,
     const auto& hi = latest[tp];
     if (lo.error != error_code::none || hi.error != error_code::none)
       co_return kafka_error_reply(lo.error != error_code::none ? lo.error : hi.error,
-                                  "ListOffsets for " + tp.first + "-" + std::to_string(tp.second));
+                                  "ListOffsets for " + tp.first + "-" + std::to_string(tp.second) +
+                                      leader_hint(kc.services(), tp.first, tp.second));
+    if (to == "timestamp" && by_time[tp].error != error_code::none)
+      co_return kafka_error_reply(by_time[tp].error, "ListOffsets by timestamp for " + tp.first + "-" + std::to_string(tp.second) +
+                                                         leader_hint(kc.services(), tp.first, tp.second));
     int64_t t = hi.offset;
     if (to == "earliest") t = lo.offset;
     else if (to == "offset") t = std::clamp(*offset, lo.offset, hi.offset);
@@ -393,7 +413,7 @@ asio::awaitable<reply> groups_route(kafka_caller& kc, const request& req, const 
   const auto method = req.method();
   const bool get = method == verb::get || method == verb::head;
   if (s.size() == 2) {
-    if (!get) co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET");
+    if (!get) co_return method_not_allowed("GET");
     auto op = list_groups(kc);
     co_return co_await std::move(op);
   }
@@ -414,14 +434,14 @@ asio::awaitable<reply> groups_route(kafka_caller& kc, const request& req, const 
       auto op = delete_group(kc, group);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, DELETE");
+    co_return method_not_allowed("GET, DELETE");
   }
   if (s.size() == 4 && s[3] == "offsets") {
     if (method == verb::post) {
       auto op = reset_offsets(kc, group, req);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "POST");
+    co_return method_not_allowed("POST");
   }
   co_return error_reply(404, "NOT_FOUND", "no route " + std::string(req.target()));
 }

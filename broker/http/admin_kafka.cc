@@ -41,6 +41,7 @@ unsigned http_status_of(error_code e) {
     case error_code::not_enough_replicas_after_append:
     case error_code::broker_not_available:
     case error_code::replica_not_available:
+    case error_code::preferred_leader_not_available:
     case error_code::throttling_quota_exceeded:
       return 503;
     case error_code::request_timed_out:
@@ -89,6 +90,18 @@ std::string percent_decode(std::string_view s) {
 }
 
 }  // namespace
+
+std::string leader_hint(broker_services& svc, const std::string& topic, int32_t partition) {
+  if (svc.replicas == nullptr) return {};
+  const auto snapshot = svc.cluster.snapshot();
+  if (!snapshot) return {};
+  const auto* st = snapshot->state(topic, partition);
+  if (!st || st->leader < 0) return " (no leader now)";
+  std::string where = " (led by broker " + std::to_string(st->leader);
+  if (auto b = snapshot->brokers.find(st->leader); b != snapshot->brokers.end())
+    where += " at " + b->second.host + ":" + std::to_string(b->second.port);
+  return where + ": ask its HTTP side)";
+}
 
 target_parts split_target(std::string_view target) {
   target_parts out;
@@ -197,6 +210,14 @@ std::optional<std::string> bytes_from(std::string_view text, std::string_view en
     return out;
   }
   if (encoding != "base64" || text.size() % 4 != 0) return std::nullopt;
+  // Strict RFC 4648: the alphabet, and '=' only as the last one or two characters (EVP_DecodeBlock takes more).
+  const size_t pads = text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0;
+  for (size_t i = 0; i < text.size() - pads; ++i) {
+    const char c = text[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'))
+      return std::nullopt;
+  }
+  if (pads > 0 && text.size() < 4) return std::nullopt;
   std::string out(text.size() / 4 * 3, '\0');
   const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
                                 static_cast<int>(text.size()));

@@ -24,6 +24,13 @@ inline reply error_reply(unsigned status, std::string_view code, std::string_vie
   return json_reply(status, json::object{{"error", code}, {"message", message}});
 }
 
+/// 405 with the Allow header and the allowed methods in the message.
+inline reply method_not_allowed(std::string_view allowed) {
+  reply r = error_reply(405, "METHOD_NOT_ALLOWED", "allowed: " + std::string(allowed));
+  r.allow = std::string(allowed);
+  return r;
+}
+
 /// The HTTP status for a Kafka error: 404 for what does not exist, 409 for a conflict with the current state
 /// (exists already, group not empty), 403 for authorization, 421 when another broker leads or coordinates, 503
 /// while something is not available yet, 504 for a timeout, 500 for a storage or unknown server error, else 400.
@@ -82,6 +89,10 @@ struct target_parts {
   }
 };
 target_parts split_target(std::string_view target);
+
+/// " (led by broker N at host:port)" for a partition the cluster snapshot says another broker leads; "" when
+/// unknown or on a single node.
+std::string leader_hint(broker_services& svc, const std::string& topic, int32_t partition);
 
 /// Parses a JSON object body; nullopt (and `error` set to a 400 reply) when it is not one.
 std::optional<json::object> parse_object(std::string_view body, reply& error);

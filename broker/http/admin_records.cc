@@ -185,7 +185,10 @@ asio::awaitable<reply> read_records(kafka_caller& kc, const request&, const targ
     if (resp.responses.empty() || resp.responses.front().partitions.empty())
       co_return kafka_error_reply(error_code::unknown_server_error, "Fetch gave no partition");
     const auto& pd = resp.responses.front().partitions.front();
-    if (pd.error_code != error_code::none) co_return kafka_error_reply(pd.error_code);
+    if (pd.error_code != error_code::none)
+      co_return kafka_error_reply(pd.error_code, topic + "-" + std::to_string(partition) + ": " +
+                                                     std::string(protocol::error_name(pd.error_code)) +
+                                                     leader_hint(kc.services(), topic, partition));
     high_watermark = pd.high_watermark;
     log_start = pd.log_start_offset;
     last_stable = pd.last_stable_offset;
@@ -292,8 +295,9 @@ asio::awaitable<reply> produce_records(kafka_caller& kc, const request& req, con
   }
   if (!items || items->empty()) co_return error_reply(400, "INVALID_REQUEST", "\"records\" must hold at least one record");
   auto t = kc.services().topics.find(topic);
-  if (!t) co_return kafka_error_reply(error_code::unknown_topic_or_partition, "no topic " + topic);
-  const int32_t partition_count = static_cast<int32_t>(t->partitions.size());
+  // A topic not known here still goes to Produce (one partition), which answers as Kafka would: authorization
+  // first (TOPIC_AUTHORIZATION_FAILED), then UNKNOWN_TOPIC_OR_PARTITION.
+  const int32_t partition_count = t ? static_cast<int32_t>(t->partitions.size()) : 1;
 
   std::vector<body_record> records;
   records.reserve(items->size());
@@ -329,6 +333,8 @@ asio::awaitable<reply> produce_records(kafka_caller& kc, const request& req, con
             const auto* ho = h.if_object();
             const auto* hk = ho ? ho->if_contains("key") : nullptr;
             const auto* hv = ho ? ho->if_contains("value") : nullptr;
+            if (ho)
+              for (const auto& [name, _] : *ho) ok = ok && (name == "key" || name == "value");
             ok = ok && hk && hk->is_string() && add(hk->as_string(), hv ? *hv : json::value(nullptr));
           }
         } else {
@@ -405,10 +411,13 @@ asio::awaitable<reply> produce_records(kafka_caller& kc, const request& req, con
     if (!r || r->error_code != error_code::none) {
       const auto e = r ? r->error_code : error_code::unknown_server_error;
       o["error"] = protocol::error_name(e);
-      if (r && r->error_message) o["message"] = *r->error_message;
+      std::string message = r && r->error_message ? *r->error_message : "";
+      if (e == error_code::not_leader_or_follower)
+        message = topic + "-" + std::to_string(p) + ": NOT_LEADER_OR_FOLLOWER" + leader_hint(kc.services(), topic, p);
+      if (!message.empty()) o["message"] = message;
       if (first_error == error_code::none) {
         first_error = e;
-        first_message = r && r->error_message ? *r->error_message : "";
+        first_message = message;
       }
       ++failed;
     } else {
@@ -441,7 +450,7 @@ asio::awaitable<reply> records_route(kafka_caller& kc, const request& req, const
     auto op = read_records(kc, req, parts, topic, *partition);
     co_return co_await std::move(op);
   }
-  co_return error_reply(405, "METHOD_NOT_ALLOWED", partition ? "GET, POST" : "POST");
+  co_return method_not_allowed(partition ? "GET, POST" : "POST");
 }
 
 }  // namespace sluice::broker::http

@@ -2,6 +2,7 @@
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/json.hpp>
 #include <chrono>
 
 #include "base/logging.h"
@@ -98,6 +99,7 @@ beast_http::response<beast_http::string_body> to_response(const reply& r, unsign
   beast_http::response<beast_http::string_body> res{static_cast<beast_http::status>(r.status), version};
   res.set(beast_http::field::server, "sluice");
   res.set(beast_http::field::content_type, r.content_type);
+  if (!r.allow.empty()) res.set(beast_http::field::allow, r.allow);
   res.keep_alive(keep_alive);
   res.body() = r.body;
   res.prepare_payload();
@@ -105,7 +107,7 @@ beast_http::response<beast_http::string_body> to_response(const reply& r, unsign
 }
 
 std::string error_json(std::string_view code, std::string_view message) {
-  return "{\"error\":\"" + std::string(code) + "\",\"message\":\"" + std::string(message) + "\"}";
+  return boost::json::serialize(boost::json::object{{"error", code}, {"message", message}});
 }
 
 }  // namespace

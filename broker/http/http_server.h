@@ -27,6 +27,7 @@ struct reply {
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::string allow;  // the Allow header of a 405 (RFC 9110 §15.5.6): "GET, POST"
 };
 
 /// Who sent a request: the client's IP address as text ("127.0.0.1", "::1").

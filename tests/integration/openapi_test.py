@@ -793,6 +793,15 @@ def reverse_checks(api, r, samples):
             if m in documented or (m == "HEAD" and "GET" in documented and api.spec.head_as_get(tpl)):
                 continue
             api.call(m, path, expect=405, error="METHOD_NOT_ALLOWED", what="undocumented method")
+            if m in ("PUT", "DELETE", "POST", "PATCH"):
+                status, hdrs, _ = api.raw(m, path)
+                allowed = {x.strip() for x in hdrs.get("allow", "").split(",") if x.strip()}
+                # POST on a configs path is an alias of PATCH; HEAD goes with GET.
+                want = documented | ({"HEAD"} if "GET" in documented else set())
+                if status == 405:
+                    r.check(want <= allowed | {"HEAD"} and allowed <= want | {"POST"},
+                            "%s %s %s: Allow header names the documented methods" % (api.name, m, path),
+                            "Allow %r, documented %s" % (hdrs.get("allow"), sorted(documented)))
         if "GET" in documented and api.spec.head_as_get(tpl):
             s_get, _, _ = api.raw("GET", path)
             api.call("HEAD", path, expect=s_get, what="HEAD as GET")
