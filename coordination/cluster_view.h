@@ -84,7 +84,8 @@ struct cluster_snapshot {
 
 /// Error codes of cluster_view operations, carried in sluice::error::code as std::error_code of the
 /// "cluster_view" category (broker/error_map: UNKNOWN_SERVER_ERROR; callers handle them in context).
-enum class view_errc : int { version_conflict = 1, not_registered, timeout, unavailable };
+/// not_a_replica and not_supported come only from request_leader_move.
+enum class view_errc : int { version_conflict = 1, not_registered, timeout, unavailable, not_a_replica, not_supported };
 
 }  // namespace sluice::coordination
 
@@ -124,6 +125,18 @@ class cluster_view {
   /// Controlled shutdown: asks the controller to move every leadership away from this broker and to
   /// drop it from ISRs, and waits up to `timeout_ms` for that to be done. Embedded: returns at once.
   virtual result<void> controlled_shutdown(int64_t timeout_ms) = 0;
+
+  /// Asks the controller to make `broker` the leader of `topic`-`partition` (a test control, issue #18), the
+  /// way Kafka's ZooKeeper-era tools move a leader: the partition's assignment is reordered so that `broker`
+  /// is its first (preferred) replica, the replica set unchanged (/brokers/topics/<t>, conditional on its
+  /// version), then a preferred replica election names the partition (/admin/preferred_replica_election,
+  /// kafka-preferred-replica-election.sh's znode). The controller makes the preferred replica leader when it
+  /// is alive and in the ISR (epoch + 1), else leaves the partition as it is. Returns once both are written,
+  /// before the election: the new leader shows in a later snapshot. Caller's thread (ZooKeeper round trips).
+  /// Errors: errc::unknown_topic (no such topic or partition, or the topic is being deleted), not_a_replica
+  /// (`broker` is not in the partition's assignment), not_supported (the embedded store: its one broker
+  /// leads everything), not_registered, unavailable.
+  virtual result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) = 0;
 
   /// Deregisters and stops following (closes the session). Idempotent.
   virtual void stop() = 0;

@@ -382,6 +382,10 @@ result<partition_state> embedded_store::update_isr(const std::string& topic, int
 
 result<void> embedded_store::controlled_shutdown(int64_t) { return {}; }
 
+result<void> embedded_store::request_leader_move(const std::string&, int32_t, int32_t) {
+  return error{view_errc::not_supported, "a single node leads every partition: leader moves need cluster mode"};
+}
+
 void embedded_store::stop() {
   std::lock_guard lock(view_mutex_);
   started_ = false;

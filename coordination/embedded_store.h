@@ -59,6 +59,8 @@ class embedded_store final : public cluster_store, public cluster_view {
   result<partition_state> update_isr(const std::string& topic, int32_t partition, const partition_state& next) override;
   /// Nothing to move: returns at once.
   result<void> controlled_shutdown(int64_t timeout_ms) override;
+  /// not_supported: the one broker leads every partition.
+  result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) override;
   void stop() override;
 
  private:

@@ -41,6 +41,8 @@ const char* view_errc_name(view_errc e) {
     case view_errc::not_registered: return "not_registered";
     case view_errc::timeout: return "timeout";
     case view_errc::unavailable: return "unavailable";
+    case view_errc::not_a_replica: return "not_a_replica";
+    case view_errc::not_supported: return "not_supported";
   }
   return "unknown";
 }

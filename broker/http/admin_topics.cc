@@ -1,10 +1,16 @@
 // /v1/topics: list, create, describe, delete, configs, add partitions (broker/http/README.md, openapi.yaml). Each
 // change runs the broker's Kafka handler for it (CreateTopics, DeleteTopics, IncrementalAlterConfigs,
-// CreatePartitions), so it validates and fails as that request does.
+// CreatePartitions), so it validates and fails as that request does. One test control (issue #18): moving a
+// partition's leader in cluster mode, through the coordination layer (a preferred replica election).
+#include <charconv>
+
+#include "broker/fault_injection.h"
 #include "broker/handlers/handlers.h"
 #include "broker/http/admin_kafka.h"
 #include "broker/partition.h"
+#include "broker/purgatory.h"
 #include "broker/topic_registry.h"
+#include "coordination/cluster_view.h"
 
 namespace sluice::broker::http {
 
@@ -284,6 +290,138 @@ asio::awaitable<reply> add_partitions(kafka_caller& kc, const std::string& name,
   co_return json_reply(200, json::object{{"name", name}, {"partitions", t.count}, {"validate_only", cp.validate_only}});
 }
 
+/// How long POST .../leader waits for this broker's snapshot to show the new leader.
+constexpr int64_t kLeaderMoveTimeoutMs = 10000;
+
+json::object leader_json(const std::string& topic, int32_t partition, const coordination::partition_state& st,
+                         const std::vector<int32_t>& replicas, bool changed) {
+  return json::object{{"topic", topic},          {"partition", partition},     {"leader", st.leader},
+                      {"leader_epoch", st.leader_epoch}, {"replicas", int_array(replicas)}, {"isr", int_array(st.isr)},
+                      {"changed", changed}};
+}
+
+bool has(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+/// Why `broker` cannot lead `topic`-`partition` now (Kafka's preferred replica election needs it alive and in
+/// the ISR: PREFERRED_LEADER_NOT_AVAILABLE), or nullopt when it can.
+std::optional<std::string> not_electable(const coordination::cluster_snapshot& c, const std::string& tp, int32_t broker,
+                                         const coordination::partition_state& st) {
+  if (!c.brokers.contains(broker)) return "broker " + std::to_string(broker) + " is not alive";
+  if (!has(st.isr, broker)) {
+    std::string isr;
+    for (int32_t b : st.isr) isr += (isr.empty() ? "" : ",") + std::to_string(b);
+    return "broker " + std::to_string(broker) + " is not in the ISR of " + tp + " [" + isr + "]";
+  }
+  return std::nullopt;
+}
+
+/// POST /v1/topics/{t}/partitions/{p}/leader {"broker": id}: makes `broker` the leader, as Kafka's ZooKeeper-era
+/// tools do (coordination/cluster_view.h request_leader_move: the assignment reordered with it first, then a
+/// preferred replica election the controller carries out), and answers once this broker's cluster snapshot shows
+/// it leading with a higher leader epoch (at most kLeaderMoveTimeoutMs on the injected clock; woken by each
+/// snapshot applied, no polling). 200 {"topic","partition","leader","leader_epoch","replicas","isr","changed"};
+/// "changed": false when it led already (Kafka's ELECTION_NOT_NEEDED, not an error here). Errors: 400
+/// INVALID_REQUEST (single node, bad body), 404 UNKNOWN_TOPIC_OR_PARTITION, 400 INVALID_REPLICA_ASSIGNMENT (not a
+/// replica), 503 PREFERRED_LEADER_NOT_AVAILABLE (not alive or not in the ISR), 504 REQUEST_TIMED_OUT.
+asio::awaitable<reply> move_leader(kafka_caller& kc, const std::string& topic, const std::string& partition_text,
+                                   const request& req) {
+  auto& svc = kc.services();
+  if (!svc.topics.cluster_mode())
+    co_return kafka_error_reply(error_code::invalid_request, "leader moves need cluster mode (zookeeper.connect)");
+  int64_t partition = -1;
+  {
+    auto [end, ec] = std::from_chars(partition_text.data(), partition_text.data() + partition_text.size(), partition);
+    if (ec != std::errc{} || end != partition_text.data() + partition_text.size() || partition < 0 || partition > INT32_MAX)
+      co_return kafka_error_reply(error_code::unknown_topic_or_partition, "no partition " + partition_text + " of " + topic);
+  }
+  reply bad;
+  auto body = parse_object(req.body(), bad);
+  if (!body) co_return bad;
+  std::optional<int64_t> broker;
+  for (const auto& [k, v] : *body) {
+    if (k == "broker") {
+      broker = int_in(v, 0, INT32_MAX);
+      if (!broker) co_return error_reply(400, "INVALID_REQUEST", "\"broker\" must be a broker id (an integer >= 0)");
+    } else {
+      co_return error_reply(400, "INVALID_REQUEST", "unknown field " + std::string(k) + " (broker)");
+    }
+  }
+  if (!broker) co_return error_reply(400, "INVALID_REQUEST", "\"broker\" is required: the broker id to lead the partition");
+  const int32_t target = static_cast<int32_t>(*broker);
+  const int32_t p = static_cast<int32_t>(partition);
+  const std::string tp = topic + "-" + std::to_string(p);
+
+  auto snap = svc.topics.cluster();
+  if (!snap || !snap->registered)
+    co_return kafka_error_reply(error_code::broker_not_available, "this broker is not registered with ZooKeeper");
+  auto t = snap->topics.find(topic);
+  if (t == snap->topics.end() || snap->deleting_topics.contains(topic))
+    co_return kafka_error_reply(error_code::unknown_topic_or_partition, "topic " + topic + " does not exist");
+  const auto* st = snap->state(topic, p);
+  if (p >= t->second.partition_count() || st == nullptr)
+    co_return kafka_error_reply(error_code::unknown_topic_or_partition,
+                                "topic " + topic + " has no partition " + std::to_string(p));
+  const std::vector<int32_t> replicas = t->second.replicas[static_cast<size_t>(p)];
+  if (!has(replicas, target)) {
+    std::string list;
+    for (int32_t b : replicas) list += (list.empty() ? "" : ",") + std::to_string(b);
+    co_return kafka_error_reply(error_code::invalid_replica_assignment,
+                                "broker " + std::to_string(target) + " is not a replica of " + tp + " (replicas [" + list + "])");
+  }
+  if (st->leader == target) co_return json_reply(200, leader_json(topic, p, *st, replicas, false));
+  if (auto why = not_electable(*snap, tp, target, *st)) co_return kafka_error_reply(error_code::preferred_leader_not_available, *why);
+
+  const int32_t old_epoch = st->leader_epoch;
+  if (auto r = svc.cluster.request_leader_move(topic, p, target); !r) {
+    const auto& e = r.err();
+    if (e.code == coordination::errc::unknown_topic) co_return kafka_error_reply(error_code::unknown_topic_or_partition, e.message);
+    if (e.code == coordination::view_errc::not_a_replica) co_return kafka_error_reply(error_code::invalid_replica_assignment, e.message);
+    if (e.code == coordination::view_errc::not_supported)
+      co_return kafka_error_reply(error_code::invalid_request, "leader moves need cluster mode: " + e.message);
+    if (e.code == coordination::view_errc::not_registered) co_return kafka_error_reply(error_code::broker_not_available, e.message);
+    co_return kafka_error_reply(error_code::unknown_server_error, e.message);
+  }
+  const auto until = wait_deadline::after(svc.clock, kLeaderMoveTimeoutMs);
+  auto executor = co_await asio::this_coro::executor;
+  std::shared_ptr<const coordination::cluster_snapshot> latest;
+  for (;;) {
+    // Parked before looking, so a snapshot applied in between wakes it (handlers/cluster_wait.h).
+    auto waiter = std::make_shared<purgatory_waiter>(executor);
+    svc.topics.wake_on_next_snapshot(waiter);
+    latest = svc.topics.cluster();
+    const auto* now = latest ? latest->state(topic, p) : nullptr;
+    if (now && now->leader == target && now->leader_epoch > old_epoch) {
+      auto moved = latest->topics.find(topic);
+      const bool known = moved != latest->topics.end() && p < moved->second.partition_count();
+      co_return json_reply(200, leader_json(topic, p, *now, known ? moved->second.replicas[static_cast<size_t>(p)] : replicas,
+                                            true));
+    }
+    if (until.passed()) break;
+    auto op = waiter->wait(until);  // not inside co_await: GCC 12
+    co_await std::move(op);
+  }
+  if (const auto* now = latest ? latest->state(topic, p) : nullptr) {
+    if (auto why = not_electable(*latest, tp, target, *now))
+      co_return kafka_error_reply(error_code::preferred_leader_not_available, *why);
+  }
+  co_return kafka_error_reply(error_code::request_timed_out,
+                              "broker " + std::to_string(target) + " does not lead " + tp + " after " +
+                                  std::to_string(kLeaderMoveTimeoutMs) + " ms (it is the preferred replica now: the "
+                                  "controller elects it when it can)");
+}
+
+/// POST /v1/topics/{t}/partitions/{p}/leader: a test control, behind the same switch as POST /v1/reset
+/// (admin_api.cc): 403 TEST_CONTROLS_DISABLED unless sluice.test.faults.enable=true.
+asio::awaitable<reply> leader_route(kafka_caller& kc, const request& req, const std::string& topic,
+                                    const std::string& partition) {
+  if (!kc.services().faults.enabled())
+    co_return error_reply(403, "TEST_CONTROLS_DISABLED",
+                          "test controls are off: start the broker with sluice.test.faults.enable=true");
+  if (req.method() != verb::post) co_return method_not_allowed("POST");
+  auto op = move_leader(kc, topic, partition, req);
+  co_return co_await std::move(op);
+}
+
 }  // namespace
 
 asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const target_parts& parts) {
@@ -336,8 +474,9 @@ asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const 
     }
     co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, POST");
   }
-  if ((s.size() == 4 && s[3] == "records") || (s.size() == 6 && s[3] == "partitions" && s[5] == "records")) {
-    auto op = records_route(kc, req, parts);
+  if ((s.size() == 4 && s[3] == "records") ||
+      (s.size() == 6 && s[3] == "partitions" && (s[5] == "records" || s[5] == "leader"))) {
+    auto op = s.size() == 6 && s[5] == "leader" ? leader_route(kc, req, name, s[4]) : records_route(kc, req, parts);
     co_return co_await std::move(op);
   }
   co_return error_reply(404, "NOT_FOUND", "no route " + std::string(req.target()));

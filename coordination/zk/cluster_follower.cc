@@ -91,6 +91,8 @@ void cluster_follower::on_watch(const std::string& path) {
     sync_delete_markers();
   } else if (path == kControlledShutdownPath) {
     sync_shutdown_markers();
+  } else if (path == kPreferredReplicaElectionPath) {
+    sync_preferred_election();
   } else if (self && path == controlled_shutdown_znode::path(self->id)) {
     check_own_shutdown_marker();
   }
@@ -117,6 +119,7 @@ void cluster_follower::sync_all() {
   }
   sync_delete_markers();
   sync_shutdown_markers();
+  sync_preferred_election();
 }
 
 void cluster_follower::sync_brokers() {
@@ -239,6 +242,22 @@ void cluster_follower::sync_delete_markers() {
   auto names = session_.read_children(kDeleteTopicsPath);
   if (!names) return;
   state_.deleting = std::set<std::string, std::less<>>(names->begin(), names->end());
+}
+
+void cluster_follower::sync_preferred_election() {
+  bool failed = false;
+  auto node = session_.read_watched(preferred_replica_election_znode::path(), &failed);
+  if (failed) return;
+  state_.preferred_elections.clear();
+  state_.preferred_election_version = -1;
+  if (!node) return;
+  state_.preferred_election_version = node->stat.version;
+  auto ps = preferred_replica_election_znode::decode(node->data);
+  if (!ps) {
+    log::error("zookeeper: ignoring {}: {}", preferred_replica_election_znode::path(), ps.err().message);
+    return;
+  }
+  state_.preferred_elections = std::move(*ps);
 }
 
 void cluster_follower::sync_shutdown_markers() {

@@ -4,7 +4,7 @@
 // Also waits for the controller's answer to this broker's own controlled shutdown.
 //
 // Owns: followed_state (live brokers with their czxid, controller id, topics with configs, partition
-// states, topics being deleted, controlled-shutdown markers), the published snapshot, the subscribers,
+// states, topics being deleted, controlled-shutdown markers, the pending preferred replica election), the published snapshot, the subscribers,
 // this broker's controlled-shutdown request.
 //
 // Threads: the coordination thread, except snapshot() and subscribe() (any thread, under a mutex).
@@ -37,6 +37,10 @@ struct followed_state {
   std::map<std::string, std::vector<partition_state>, std::less<>> states;  // [topic][partition]
   std::set<std::string, std::less<>> deleting;  // /admin/delete_topics
   std::set<int32_t> shutdown_markers;           // /admin/controlled_shutdown
+  /// /admin/preferred_replica_election: the (topic, partition)s asked for and the znode's version, -1 when
+  /// absent. Malformed data reads as no partitions at its version (the controller deletes it).
+  std::set<std::pair<std::string, int32_t>> preferred_elections;
+  int32_t preferred_election_version = -1;
 };
 
 /// What the follower tells the controller part when it reads /controller or the shutdown markers.
@@ -68,6 +72,11 @@ class cluster_follower {
   void on_watch(const std::string& path);
   /// Reads /brokers/topics/<t>/partitions/<p>/state again (watched); the controller re-reads before deciding.
   void load_state(const std::string& topic, int32_t partition);
+  /// Reads /brokers/topics/<t> again (watched; gone: the topic and its states are dropped). The controller
+  /// reads the assignment fresh before a preferred replica election.
+  void load_topic(const std::string& name);
+  /// Reads /admin/preferred_replica_election again (watched, also while absent).
+  void sync_preferred_election();
 
   /// Publishes a snapshot of followed_state (registered from the session) when it differs from the last
   /// one, with the next sequence number, and calls the subscribers with it on this thread.
@@ -91,7 +100,6 @@ class cluster_follower {
   void sync_controller();
   void sync_topics();
   void forget_topics_except(const std::set<std::string>& present);  // drops topics (and states) not listed
-  void load_topic(const std::string& name);
   void load_config(const std::string& topic);
   void sync_delete_markers();
   void sync_shutdown_markers();

@@ -142,6 +142,10 @@ result<void> zk_cluster::controlled_shutdown(int64_t timeout_ms) {
   return {};
 }
 
+result<void> zk_cluster::request_leader_move(const std::string& topic, int32_t partition, int32_t broker) {
+  return store_.request_leader_move(topic, partition, broker);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // cluster_store (caller's thread)
 

@@ -78,6 +78,9 @@ class zk_cluster final : public cluster_store, public cluster_view, private sess
   /// of a partition with more than one replica. Errors: timeout, not_registered, unavailable (also when
   /// called from a subscriber: it would wait on its own thread).
   result<void> controlled_shutdown(int64_t timeout_ms) override;
+  /// Rewrites /brokers/topics/<t> with `broker` first, then adds the partition to
+  /// /admin/preferred_replica_election; the controller elects and deletes the znode.
+  result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) override;
   void stop() override;
 
   // For tests and diagnostics.

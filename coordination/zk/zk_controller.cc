@@ -166,6 +166,8 @@ void zk_controller::reconcile() {
   }
   known_czxid_.clear();
   for (const auto& [id, b] : st.brokers) known_czxid_[id] = b.czxid;
+  handle_preferred_elections();
+  if (!is_controller_) return;
   answer_shutdowns();
 }
 
@@ -257,6 +259,52 @@ void zk_controller::answer_shutdowns() {
     } else if (r.code != zk_code::no_node) {
       session_.on_zk_error(r.code);
     }
+  }
+}
+
+void zk_controller::handle_preferred_elections() {
+  auto& st = follower_.state();
+  for (int round = 0; round < 5 && st.preferred_election_version >= 0; ++round) {
+    auto s = session_.current();
+    if (!s) return;
+    const auto requested = st.preferred_elections;
+    const int32_t version = st.preferred_election_version;
+    const auto live = liveness();
+    for (const auto& [topic, partition] : requested) {
+      if (st.deleting.contains(topic)) continue;
+      follower_.load_topic(topic);  // the request reordered the assignment just before: read it fresh
+      auto t = st.topics.find(topic);
+      if (t == st.topics.end() || partition >= t->second.partition_count()) {
+        log::warn("zookeeper: controller: preferred replica election of {}-{}: no such partition", topic, partition);
+        continue;
+      }
+      const auto& replicas = t->second.replicas[static_cast<size_t>(partition)];
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        auto states = st.states.find(topic);
+        if (states == st.states.end() || static_cast<size_t>(partition) >= states->second.size()) break;
+        const partition_state current = states->second[static_cast<size_t>(partition)];
+        auto next = preferred_state(replicas, current, live, controller_epoch_);
+        if (!next) {
+          if (!replicas.empty() && current.leader != replicas.front())
+            log::warn("zookeeper: controller: preferred replica election of {}-{}: broker {} is not alive or not in "
+                      "the ISR [{}]; leader stays {}", topic, partition, replicas.front(), fmt::join(current.isr, ","),
+                      current.leader);
+          break;
+        }
+        if (write_state(topic, partition, *next)) break;
+        if (!is_controller_) return;
+        follower_.load_state(topic, partition);  // re-read just before deciding again
+      }
+    }
+    // Done with what was read; deleted on that version (Kafka deletes the znode once the election is handled).
+    auto rc = s->remove(preferred_replica_election_znode::path(), version);
+    if (rc == zk_code::ok || rc == zk_code::no_node) {
+      st.preferred_elections.clear();
+      st.preferred_election_version = -1;
+      return;
+    }
+    if (rc != zk_code::bad_version) return session_.on_zk_error(rc);
+    follower_.sync_preferred_election();  // more partitions were added meanwhile
   }
 }
 

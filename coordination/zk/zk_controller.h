@@ -2,7 +2,8 @@
 // The controller part of zk_cluster: takes part in the election of /controller and, while this broker is
 // the controller, applies controller_logic.h to ZooKeeper: partition states (conditional on the
 // controller epoch), topic deletion, answers to controlled-shutdown markers, the preferred-leader
-// rebalance timer. coordination/README.md lists what it writes for each event.
+// rebalance timer, preferred replica elections asked for in /admin/preferred_replica_election.
+// coordination/README.md lists what it writes for each event.
 //
 // Owns: whether this broker is the controller and its controller epoch (with the epoch znode's version,
 // which fences every write), the registrations it has acted on (czxid per broker), the answers it wrote
@@ -56,6 +57,11 @@ class zk_controller final : public follower_listener {
   /// the epoch moved on (resigned).
   bool write_state(const std::string& topic, int32_t partition, const partition_state& next);
   void answer_shutdowns();
+  /// /admin/preferred_replica_election (Kafka's ZooKeeper-mode PreferredReplicaElectionHandler): for each
+  /// partition named, the assignment read fresh, its first replica made leader where controller_logic's
+  /// preferred_state allows (alive, not shutting down, in the ISR; epoch + 1), then the znode deleted on the
+  /// version read (a request added meanwhile is handled in another round).
+  void handle_preferred_elections();
   void arm_rebalance_timer();
   void rebalance_preferred_leaders();
   cluster_liveness liveness(const std::set<int32_t>& treat_as_dead = {}) const;

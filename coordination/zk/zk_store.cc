@@ -207,6 +207,68 @@ result<partition_state> zk_store::update_isr(const std::string& topic, int32_t p
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// cluster_view: a leader move, as a preferred replica election (caller's thread)
+
+result<void> zk_store::request_leader_move(const std::string& topic, int32_t partition, int32_t broker) {
+  if (!session_.registered()) return view_fail(view_errc::not_registered, "not registered with ZooKeeper");
+  auto s = session_.current();
+  if (!s) return view_fail(view_errc::not_registered, "no ZooKeeper session");
+  const std::string tp = topic + "-" + std::to_string(partition);
+  auto zk_fail = [&](const std::string& what, zk_code c) {
+    return view_fail(view_errc::unavailable, what + " for " + tp + ": ZooKeeper " + to_string(c));
+  };
+  auto marker = s->exists(delete_topic_znode::path(topic), nullptr);
+  if (!marker.ok()) return zk_fail("reading the deletion marker", marker.code);
+  if (marker.value) return error{errc::unknown_topic, "topic " + topic + " is marked for deletion"};
+  // 1. The target becomes the first replica, the others keep their order (the replica set is unchanged).
+  bool reordered = false;
+  for (int attempt = 0; attempt < 10 && !reordered; ++attempt) {
+    auto node = s->get(topic_znode::path(topic), nullptr);
+    if (node.code == zk_code::no_node) return error{errc::unknown_topic, "topic " + topic + " does not exist"};
+    if (!node.ok()) return zk_fail("reading the assignment", node.code);
+    auto t = topic_znode::decode(topic, node.value.data);
+    if (!t) return t.err();
+    if (partition < 0 || partition >= t->partition_count())
+      return error{errc::unknown_topic, "topic " + topic + " has no partition " + std::to_string(partition)};
+    auto& replicas = t->replicas[static_cast<size_t>(partition)];
+    auto it = std::find(replicas.begin(), replicas.end(), broker);
+    if (it == replicas.end()) {
+      std::string list;
+      for (int32_t b : replicas) list += (list.empty() ? "" : ",") + std::to_string(b);
+      return error{view_errc::not_a_replica,
+                   "broker " + std::to_string(broker) + " is not a replica of " + tp + " (replicas [" + list + "])"};
+    }
+    if (it == replicas.begin()) break;
+    std::rotate(replicas.begin(), it, it + 1);
+    auto r = s->set(topic_znode::path(topic), topic_znode::encode(*t), node.value.stat.version);
+    if (r.ok()) reordered = true;
+    else if (r.code == zk_code::no_node) return error{errc::unknown_topic, "topic " + topic + " does not exist"};
+    else if (r.code != zk_code::bad_version) return zk_fail("writing the assignment", r.code);
+  }
+  // 2. The election request: merged with one still pending (Kafka's tool refuses while one is; merging on the
+  //    version read loses nothing, and the controller deletes the znode on the version it handled).
+  const std::string path = preferred_replica_election_znode::path();
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    auto node = s->get(path, nullptr);
+    if (node.code == zk_code::no_node) {
+      auto c = s->create(path, preferred_replica_election_znode::encode({{topic, partition}}), create_mode::persistent);
+      if (c.ok()) return {};
+      if (c.code != zk_code::node_exists) return zk_fail("creating " + path, c.code);
+      continue;
+    }
+    if (!node.ok()) return zk_fail("reading " + path, node.code);
+    auto pending = preferred_replica_election_znode::decode(node.value.data);
+    preferred_replica_election_znode::partitions ps = pending ? std::move(*pending) : preferred_replica_election_znode::partitions{};
+    ps.insert({topic, partition});  // written even when named already: a controller handling the version read
+                                    // before the reorder above fails to delete it and handles it again
+    auto r = s->set(path, preferred_replica_election_znode::encode(ps), node.value.stat.version);
+    if (r.ok()) return {};
+    if (r.code != zk_code::bad_version && r.code != zk_code::no_node) return zk_fail("writing " + path, r.code);
+  }
+  return zk_fail("writing " + path, zk_code::bad_version);
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // entity configs: /config/users/<name>, /config/clients/<name>
 
 result<std::map<std::string, std::map<std::string, std::string>>> zk_store::entity_configs(const std::string& type) const {

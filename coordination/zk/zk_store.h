@@ -46,6 +46,9 @@ class zk_store {
   /// Writes (or deletes) one node and creates Kafka's change notification for it.
   result<void> set_acl_node(const acl_node_key& key, const std::optional<std::string>& data);
   result<partition_state> update_isr(const std::string& topic, int32_t partition, const partition_state& next);
+  /// cluster_view::request_leader_move: the assignment reordered (conditional on the topic znode's version),
+  /// then the partition merged into /admin/preferred_replica_election (created, or set on the version read).
+  result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker);
 
  private:
   zk_session_manager& session_;

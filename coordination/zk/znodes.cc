@@ -299,4 +299,27 @@ result<controlled_shutdown_znode::value> controlled_shutdown_znode::decode(const
   return v;
 }
 
+std::string preferred_replica_election_znode::encode(const partitions& ps) {
+  json::array list;
+  for (const auto& [topic, partition] : ps) list.push_back(json::object{{"topic", topic}, {"partition", partition}});
+  return json::serialize(json::object{{"version", 1}, {"partitions", std::move(list)}});
+}
+
+result<preferred_replica_election_znode::partitions> preferred_replica_election_znode::decode(const std::string& data) {
+  json::object o;
+  if (!parse_object(data, o)) return malformed("preferred replica election is not JSON", data);
+  const auto* list = o.if_contains("partitions");
+  if (list == nullptr || !list->is_array()) return malformed("preferred replica election has no partitions", data);
+  partitions out;
+  for (const auto& e : list->as_array()) {
+    std::string topic;
+    int64_t partition = -1;
+    if (!e.is_object() || !get_string(e.as_object(), "topic", topic) || topic.empty() ||
+        !get_int(e.as_object(), "partition", partition, 0))
+      return malformed("bad partition in preferred replica election", data);
+    out.insert({std::move(topic), static_cast<int32_t>(partition)});
+  }
+  return out;
+}
+
 }  // namespace sluice::coordination::zk

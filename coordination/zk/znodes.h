@@ -4,8 +4,10 @@
 // error for malformed data (zk_errc::malformed), never throw or crash.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "base/result.h"
 #include "coordination/cluster_store.h"
@@ -33,6 +35,8 @@ inline constexpr const char* kBrokerIdsPath = "/brokers/ids";
 inline constexpr const char* kTopicsPath = "/brokers/topics";
 inline constexpr const char* kConfigTopicsPath = "/config/topics";
 inline constexpr const char* kDeleteTopicsPath = "/admin/delete_topics";
+/// Kafka's (ZooKeeper mode): partitions whose preferred replica should lead (preferred_replica_election_znode).
+inline constexpr const char* kPreferredReplicaElectionPath = "/admin/preferred_replica_election";
 /// Sluice's own (Kafka asks the controller by RPC): brokers asking for a controlled shutdown.
 inline constexpr const char* kControlledShutdownPath = "/admin/controlled_shutdown";
 
@@ -94,6 +98,17 @@ struct topic_config_znode {
 /// /admin/delete_topics/<t>: an empty marker; the controller deletes the topic, then the marker.
 struct delete_topic_znode {
   static std::string path(const std::string& topic) { return std::string(kDeleteTopicsPath) + "/" + topic; }
+};
+
+/// /admin/preferred_replica_election, persistent: {"version":1,"partitions":[{"topic":"t","partition":0}]}
+/// (Kafka's PreferredReplicaElectionZNode, written by kafka-preferred-replica-election.sh). The controller
+/// watches it, makes each partition's first replica leader where it is alive and in the ISR, then deletes it.
+struct preferred_replica_election_znode {
+  using partitions = std::set<std::pair<std::string, int32_t>>;  // (topic, partition), no duplicates
+  static std::string path() { return kPreferredReplicaElectionPath; }
+  static std::string encode(const partitions& ps);
+  /// Malformed: not an object, no "partitions" array, an entry without a string topic and a partition >= 0.
+  static result<partitions> decode(const std::string& data);
 };
 
 /// /cluster/id: {"version":"1","id":"<22 chars>"} (Kafka writes the version as a string here).

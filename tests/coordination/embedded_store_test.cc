@@ -125,6 +125,7 @@ TEST_F(embedded_store_test, is_a_single_node_cluster_view) {
   for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i], seen[i - 1]);
   EXPECT_TRUE(view.controlled_shutdown(10).ok());
   EXPECT_FALSE(view.update_isr("t", 0, partition_state{}).ok());
+  EXPECT_EQ(view.request_leader_move("t", 0, 7).err().code, view_errc::not_supported);
   view.stop();
 }
 

@@ -340,6 +340,138 @@ TEST_F(zk_cluster_test, controlled_shutdown_moves_leadership_away) {
   EXPECT_TRUE(state_is("single", 0, -1, {2}, 1));
 }
 
+// POST /v1/topics/{t}/partitions/{p}/leader underneath (issue #18): the assignment reordered, then Kafka's
+// /admin/preferred_replica_election handled by the controller and deleted.
+TEST_F(zk_cluster_test, leader_move_through_a_preferred_replica_election) {
+  start(1);
+  start(2);
+  start(3);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 3 && s.controller_id >= 0; }));
+  const int32_t ctl = controller_id();
+  const int32_t asker = ctl == 1 ? 2 : 1;  // not the controller
+  ASSERT_TRUE(brokers[1]->create_topic({"m", random_topic_id(), {{1, 2, 3}, {2, 3, 1}}, {}}).ok());
+  ASSERT_TRUE(state_is("m", 0, 1, {1, 2, 3}, 0));
+  ASSERT_TRUE(state_is("m", 1, 2, {2, 3, 1}, 0));
+  auto replicas_of = [&](int32_t p) {
+    auto t = topic_znode::decode("m", zk->data("/brokers/topics/m").value_or(""));
+    return t ? t->replicas.at(static_cast<size_t>(p)) : std::vector<int32_t>{};
+  };
+  auto no_request_left = [&] { return eventually([&] { return !zk->data("/admin/preferred_replica_election"); }); };
+
+  // To broker 3: it becomes the first replica (the others keep their order) and the leader, epoch + 1, ISR as it was.
+  auto r = brokers[asker]->request_leader_move("m", 0, 3);
+  ASSERT_TRUE(r.ok()) << r.err().message;
+  EXPECT_EQ(replicas_of(0), (std::vector<int32_t>{3, 1, 2}));
+  EXPECT_TRUE(state_is("m", 0, 3, {1, 2, 3}, 1));
+  EXPECT_TRUE(no_request_left()) << "the controller deletes the znode once handled";
+  EXPECT_TRUE(all_see([](const cluster_snapshot& s) {
+    return s.topics.contains("m") && s.topics.at("m").replicas[0] == std::vector<int32_t>{3, 1, 2};
+  }));
+  EXPECT_GE(brokers[1]->snapshot()->state("m", 0)->controller_epoch, 1);
+  // Then to broker 2.
+  ASSERT_TRUE(brokers[asker]->request_leader_move("m", 0, 2).ok());
+  EXPECT_EQ(replicas_of(0), (std::vector<int32_t>{2, 3, 1}));
+  EXPECT_TRUE(state_is("m", 0, 2, {1, 2, 3}, 2));
+  EXPECT_TRUE(no_request_left());
+  EXPECT_TRUE(state_is("m", 1, 2, {2, 3, 1}, 0)) << "the other partition is untouched";
+  EXPECT_EQ(replicas_of(1), (std::vector<int32_t>{2, 3, 1}));
+
+  // Refused without writing anything.
+  EXPECT_EQ(brokers[asker]->request_leader_move("nope", 0, 1).err().code, errc::unknown_topic);
+  EXPECT_EQ(brokers[asker]->request_leader_move("m", 2, 1).err().code, errc::unknown_topic);
+  EXPECT_EQ(brokers[asker]->request_leader_move("m", -1, 1).err().code, errc::unknown_topic);
+  auto stranger = brokers[asker]->request_leader_move("m", 0, 7);
+  EXPECT_EQ(stranger.err().code, view_errc::not_a_replica);
+  EXPECT_NE(stranger.err().message.find("replicas [2,3,1]"), std::string::npos) << stranger.err().message;
+  EXPECT_EQ(replicas_of(0), (std::vector<int32_t>{2, 3, 1}));
+  EXPECT_FALSE(zk->data("/admin/preferred_replica_election").has_value());
+
+  // A replica outside the ISR is made preferred, but the controller does not elect it (Kafka's
+  // PreferredReplicaPartitionLeaderElectionStrategy needs it alive and in the ISR): leader and epoch stay.
+  partition_state shrunk = *brokers[2]->snapshot()->state("m", 0);
+  shrunk.isr = {2, 3};
+  ASSERT_TRUE(brokers[2]->update_isr("m", 0, shrunk).ok());
+  ASSERT_TRUE(state_is("m", 0, 2, {2, 3}, 2));
+  ASSERT_TRUE(brokers[asker]->request_leader_move("m", 0, 1).ok());
+  EXPECT_EQ(replicas_of(0), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_TRUE(no_request_left());
+  EXPECT_TRUE(state_is("m", 0, 2, {2, 3}, 2));
+
+  // The leader itself: made first again, no election needed (Kafka's ELECTION_NOT_NEEDED), the epoch stays.
+  ASSERT_TRUE(brokers[asker]->request_leader_move("m", 0, 2).ok());
+  EXPECT_EQ(replicas_of(0), (std::vector<int32_t>{2, 1, 3}));
+  EXPECT_TRUE(no_request_left());
+  EXPECT_TRUE(state_is("m", 0, 2, {2, 3}, 2));
+}
+
+// The znode as Kafka's kafka-preferred-replica-election.sh writes it, several partitions in one request, one of a
+// topic that does not exist and a malformed one: each partition whose preferred replica may lead gets it.
+TEST_F(zk_cluster_test, preferred_replica_election_znode_written_as_kafkas_tool_does) {
+  start(1);
+  start(2);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 2 && s.controller_id >= 0; }));
+  ASSERT_TRUE(brokers[1]->create_topic({"k", random_topic_id(), {{1, 2}, {2, 1}, {1, 2}}, {}}).ok());
+  ASSERT_TRUE(state_is("k", 0, 1, {1, 2}, 0));
+  ASSERT_TRUE(state_is("k", 2, 1, {1, 2}, 0));
+  // Broker 1 goes and comes back; its leader adds it back to the ISR; nothing rebalances (auto rebalance off).
+  stop(1);
+  ASSERT_TRUE(state_is("k", 0, 2, {2}, 1));
+  ASSERT_TRUE(state_is("k", 2, 2, {2}, 1));
+  start(1);
+  for (int32_t p : {0, 1, 2}) {
+    partition_state next = *brokers[2]->snapshot()->state("k", p);
+    next.isr = {2, 1};
+    ASSERT_TRUE(brokers[2]->update_isr("k", p, next).ok());
+  }
+  ASSERT_TRUE(state_is("k", 0, 2, {2, 1}, 1));
+  ASSERT_TRUE(state_is("k", 1, 2, {2, 1}, 1));
+  ASSERT_TRUE(state_is("k", 2, 2, {2, 1}, 1));
+
+  auto admin = zk->connect(6000, 6000, nullptr).value;
+  ASSERT_TRUE(admin->create("/admin/preferred_replica_election",
+                            R"({"version": 1, "partitions": [{"topic": "k", "partition": 0}, {"topic": "k", "partition": 1},)"
+                            R"( {"topic": "gone", "partition": 0}, {"topic": "k", "partition": 9}]})",
+                            create_mode::persistent)
+                  .ok());
+  EXPECT_TRUE(state_is("k", 0, 1, {2, 1}, 2));
+  EXPECT_TRUE(state_is("k", 1, 2, {2, 1}, 1)) << "led by its preferred replica already";
+  EXPECT_TRUE(eventually([&] { return !zk->data("/admin/preferred_replica_election"); }));
+  EXPECT_TRUE(state_is("k", 2, 2, {2, 1}, 1)) << "not named in the request";
+
+  // Malformed data is dropped by the controller, nothing changes.
+  ASSERT_TRUE(admin->create("/admin/preferred_replica_election", "not json", create_mode::persistent).ok());
+  EXPECT_TRUE(eventually([&] { return !zk->data("/admin/preferred_replica_election"); }));
+  EXPECT_TRUE(state_is("k", 2, 2, {2, 1}, 1));
+  admin->close();
+}
+
+// A request written while there is no controller is handled by the next one when it is elected (level-triggered,
+// as Kafka's onControllerFailover reads a pending /admin/preferred_replica_election).
+TEST_F(zk_cluster_test, pending_preferred_replica_election_is_handled_by_a_new_controller) {
+  start(1);
+  start(2);
+  start(3);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 3 && s.controller_id >= 0; }));
+  ASSERT_TRUE(brokers[1]->create_topic({"f", random_topic_id(), {{1, 2, 3}}, {}}).ok());
+  ASSERT_TRUE(state_is("f", 0, 1, {1, 2, 3}, 0));
+  // Another session takes /controller (broker id 99, not running): no broker acts as the controller.
+  auto admin = zk->connect(6000, 6000, nullptr).value;
+  ASSERT_EQ(admin->multi({zk_op::remove("/controller"),
+                          zk_op::create("/controller", controller_znode::encode(99, 1), create_mode::ephemeral)}),
+            zk_code::ok);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.controller_id == 99; }));
+  ASSERT_TRUE(eventually([&] { return controller() == nullptr; }));
+  ASSERT_TRUE(brokers[2]->request_leader_move("f", 0, 3).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(zk->data("/admin/preferred_replica_election").has_value()) << "no controller: still pending";
+  EXPECT_TRUE(state_is("f", 0, 1, {1, 2, 3}, 0));
+  // Its session closes: a broker is elected and handles the request.
+  admin->close();
+  EXPECT_TRUE(eventually([&] { return controller() != nullptr; }));
+  EXPECT_TRUE(state_is("f", 0, 3, {1, 2, 3}, 1));
+  EXPECT_TRUE(eventually([&] { return !zk->data("/admin/preferred_replica_election"); }));
+}
+
 TEST_F(zk_cluster_test, unreachable_zookeeper_is_reported) {
   zk->set_unreachable(true);
   auto c = zk_cluster::open(opts, zk);

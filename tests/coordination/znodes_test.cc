@@ -179,5 +179,24 @@ TEST(znodes, malformed_input_is_an_error) {
   EXPECT_FALSE(producer_id_block_znode::decode(R"({"broker":1,"block_start":"1x","block_end":"5"})").ok());
 }
 
+TEST(znodes, preferred_replica_election_is_kafkas_json) {
+  EXPECT_EQ(preferred_replica_election_znode::path(), "/admin/preferred_replica_election");
+  const std::string text = preferred_replica_election_znode::encode({{"t", 1}, {"a", 0}, {"t", 0}});
+  EXPECT_EQ(text, R"({"version":1,"partitions":[{"topic":"a","partition":0},{"topic":"t","partition":0},)"
+                  R"({"topic":"t","partition":1}]})");
+  auto back = preferred_replica_election_znode::decode(text);
+  ASSERT_TRUE(back.ok()) << back.err().message;
+  EXPECT_EQ(*back, (preferred_replica_election_znode::partitions{{"a", 0}, {"t", 0}, {"t", 1}}));
+  // As kafka-preferred-replica-election.sh writes it (spaces, a duplicate entry).
+  auto kafka = preferred_replica_election_znode::decode(
+      R"({"version": 1, "partitions": [{"topic": "x", "partition": 3}, {"partition": 3, "topic": "x"}]})");
+  ASSERT_TRUE(kafka.ok()) << kafka.err().message;
+  EXPECT_EQ(*kafka, (preferred_replica_election_znode::partitions{{"x", 3}}));
+  for (const char* bad : {"", "{", "[]", R"({"version":1})", R"({"partitions":{}})", R"({"partitions":[{"topic":"x"}]})",
+                          R"({"partitions":[{"topic":"x","partition":-1}]})", R"({"partitions":[{"topic":"","partition":0}]})",
+                          R"({"partitions":[{"topic":1,"partition":0}]})", R"({"partitions":[7]})"})
+    EXPECT_EQ(preferred_replica_election_znode::decode(bad).err().code, zk_errc::malformed) << bad;
+}
+
 }  // namespace
 }  // namespace sluice::coordination::zk
