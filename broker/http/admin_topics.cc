@@ -51,10 +51,22 @@ std::optional<int64_t> int_in(const json::value& v, int64_t lo, int64_t hi) {
   return x;
 }
 
-/// A config value from JSON: strings as they are; numbers and booleans as their text.
+/// A config value from JSON: strings as they are; numbers and booleans as their text (a double in its shortest
+/// plain form: 0.25, not 2.5E-1).
 std::optional<std::string> config_text(const json::value& v) {
   if (v.is_string()) return std::string(v.as_string());
-  if (v.is_int64() || v.is_uint64() || v.is_bool() || v.is_double()) return json::serialize(v);
+  if (v.is_double()) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.as_double(), std::chars_format::fixed);
+    if (ec != std::errc{}) return std::nullopt;
+    std::string text(buf, end);
+    if (text.find('.') != std::string::npos) {
+      while (text.back() == '0') text.pop_back();
+      if (text.back() == '.') text.pop_back();
+    }
+    return text;
+  }
+  if (v.is_int64() || v.is_uint64() || v.is_bool()) return json::serialize(v);
   return std::nullopt;
 }
 
@@ -92,13 +104,24 @@ asio::awaitable<reply> configs_reply(kafka_caller& kc, const std::string& topic)
   co_return json_reply(200, json::object{{"name", topic}, {"configs", configs_json(*r)}});
 }
 
+/// Metadata for every topic: what a client may describe (an authorizer leaves out the others, as Kafka does).
 asio::awaitable<reply> list_topics(kafka_caller& kc) {
+  protocol::metadata_request mr;
+  mr.topics = std::nullopt;
+  mr.allow_auto_topic_creation = false;
+  auto op = kc.call(&handlers::metadata, mr, 12);
+  auto meta = co_await std::move(op);
+  std::sort(meta.topics.begin(), meta.topics.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   json::array topics;
-  for (const auto& t : kc.services().topics.all())
-    topics.push_back(json::object{{"name", t->name},
-                                  {"partitions", t->partitions.size()},
-                                  {"replication_factor", t->replication_factor},
-                                  {"internal", t->internal}});
+  for (const auto& t : meta.topics) {
+    if (t.error_code != error_code::none || !t.name) continue;
+    size_t rf = 0;
+    for (const auto& p : t.partitions) rf = std::max(rf, p.replica_nodes.size());
+    topics.push_back(json::object{{"name", *t.name},
+                                  {"partitions", t.partitions.size()},
+                                  {"replication_factor", rf},
+                                  {"internal", t.is_internal}});
+  }
   co_return json_reply(200, json::object{{"topics", topics}});
 }
 
@@ -437,7 +460,7 @@ asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const 
       auto op = create_topic(kc, req);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, POST");
+    co_return method_not_allowed("GET, POST");
   }
   const std::string& name = s[2];
   if (s.size() == 3) {
@@ -450,7 +473,7 @@ asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const 
       auto op = delete_topic(kc, name);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, DELETE");
+    co_return method_not_allowed("GET, DELETE");
   }
   if (s.size() == 4 && s[3] == "configs") {
     if (get) {
@@ -461,7 +484,7 @@ asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const 
       auto op = alter_configs(kc, name, req);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, PATCH");
+    co_return method_not_allowed("GET, PATCH, POST");
   }
   if (s.size() == 4 && s[3] == "partitions") {
     if (get) {
@@ -472,7 +495,7 @@ asio::awaitable<reply> topics_route(kafka_caller& kc, const request& req, const 
       auto op = add_partitions(kc, name, req);
       co_return co_await std::move(op);
     }
-    co_return error_reply(405, "METHOD_NOT_ALLOWED", "GET, POST");
+    co_return method_not_allowed("GET, POST");
   }
   if ((s.size() == 4 && s[3] == "records") ||
       (s.size() == 6 && s[3] == "partitions" && (s[5] == "records" || s[5] == "leader"))) {
