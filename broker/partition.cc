@@ -380,10 +380,10 @@ asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offse
                                                                                    asio::use_awaitable);
 }
 
-std::filesystem::path partition::close() {
+std::filesystem::path partition::close(bool for_deletion) {
   auto dir = log_->dir();
   if (!closed_) {
-    log_->close();
+    log_->close(/*durable=*/!for_deletion);
     closed_ = true;
     wake_waiters();
   }

@@ -219,8 +219,9 @@ class partition : public std::enable_shared_from_this<partition> {
   asio::awaitable<hw_wait_result> wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas,
                                                           wait_deadline until);
 
-  /// Closes the log (flushing it); later appends and reads fail. Returns the directory of the log.
-  std::filesystem::path close();
+  /// Closes the log (flushing it unless `for_deletion`: its files are deleted next); later appends and reads
+  /// fail. Returns the directory of the log.
+  std::filesystem::path close(bool for_deletion = false);
   bool closed() const { return closed_; }
   /// Flushes the log to disk (fsync).
   result<void> flush();

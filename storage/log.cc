@@ -413,10 +413,12 @@ sluice::result<void> log::flush() {
   return {};
 }
 
-void log::close() {
+void log::close(bool durable) {
   if (closed_) return;
-  if (auto r = flush(); !r) sluice::log::error("storage: {}: flush on close failed: {}", dir_.string(), r.err().message);
-  snapshot_producer_state();  // a clean close leaves nothing to replay at the next open
+  if (durable) {
+    if (auto r = flush(); !r) sluice::log::error("storage: {}: flush on close failed: {}", dir_.string(), r.err().message);
+    snapshot_producer_state();  // a clean close leaves nothing to replay at the next open
+  }
   for (auto& [base, seg] : segments_) seg->close();
   closed_ = true;
 }

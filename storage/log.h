@@ -137,7 +137,8 @@ class log {
   /// fsyncs the active segment and its indexes; the recovery point becomes the LEO.
   sluice::result<void> flush();
   /// Flushes and closes every file. Further calls other than the accessors are not allowed.
-  void close();
+  /// `durable` false: closes without the fsync and the producer-state snapshot, for a log about to be deleted.
+  void close(bool durable = true);
   const std::filesystem::path& dir() const { return dir_; }
 
   // ---- part B: time index, retention, DeleteRecords, flush policy ----------------------------------

@@ -36,7 +36,47 @@ std::string dir_name(const topic_partition& tp) { return tp.first + "-" + std::t
 log_manager::log_manager(std::vector<std::filesystem::path> log_dirs, log_config default_config, sluice::clock& clock)
     : log_dirs_(std::move(log_dirs)), default_config_(default_config), clock_(clock) {}
 
-log_manager::~log_manager() { close_all(); }
+log_manager::~log_manager() {
+  close_all();
+  {
+    std::lock_guard lock(doomed_mutex_);
+    stopping_ = true;
+  }
+  doomed_cv_.notify_all();
+  if (deleter_.joinable()) deleter_.join();  // removes what is still queued first
+}
+
+void log_manager::delete_in_background(std::filesystem::path doomed) {
+  {
+    std::lock_guard lock(doomed_mutex_);
+    doomed_.push_back(std::move(doomed));
+    if (!deleter_.joinable()) deleter_ = std::thread([this] { deleter_loop(); });
+  }
+  doomed_cv_.notify_all();
+}
+
+void log_manager::deleter_loop() {
+  std::unique_lock lock(doomed_mutex_);
+  for (;;) {
+    doomed_cv_.wait(lock, [this] { return stopping_ || !doomed_.empty(); });
+    if (doomed_.empty()) return;  // stopping, nothing left
+    auto path = std::move(doomed_.front());
+    doomed_.pop_front();
+    ++deleting_;
+    lock.unlock();
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) sluice::log::warn("storage: delete {}: {} (the next start removes it)", path.string(), ec.message());
+    lock.lock();
+    --deleting_;
+    doomed_cv_.notify_all();
+  }
+}
+
+void log_manager::wait_for_deletions() {
+  std::unique_lock lock(doomed_mutex_);
+  doomed_cv_.wait(lock, [this] { return doomed_.empty() && deleting_ == 0; });
+}
 
 std::optional<topic_partition> log_manager::parse_partition_dir(const std::string& name) {
   const auto dash = name.rfind('-');
@@ -125,12 +165,12 @@ log* log_manager::get(const std::string& topic, int32_t partition) const {
   return it == logs_.end() ? nullptr : it->second.partition_log.get();
 }
 
-sluice::result<void> log_manager::remove(const std::string& topic, int32_t partition) {
+sluice::result<void> log_manager::remove(const std::string& topic, int32_t partition, bool rewrite_checkpoints) {
   std::lock_guard lock(mutex_);
   auto it = logs_.find({topic, partition});
   if (it == logs_.end()) return make_error(errc::not_found, "no log for " + topic + "-" + std::to_string(partition));
   const auto dir = it->second.partition_log->dir();
-  it->second.partition_log->close();
+  it->second.partition_log->close(/*durable=*/false);  // deleted next: nothing to make durable
   logs_.erase(it);
   // Kafka's LocalLog.logDeleteDirName: "<topic>-<partition>.<32 hex>-delete", the topic cut so that the name
   // fits a 255-byte file name (a 249-character topic would not fit otherwise, and its data would stay).
@@ -144,11 +184,10 @@ sluice::result<void> log_manager::remove(const std::string& topic, int32_t parti
     sluice::log::warn("storage: rename {} for deletion failed ({}); deleting it in place", dir.string(), ec.message());
     std::filesystem::remove_all(dir, ec);
     if (ec) return make_error(errc::io_error, "delete " + dir.string() + ": " + ec.message());
-    return write_checkpoints_locked();
+    return rewrite_checkpoints ? write_checkpoints_locked() : sluice::result<void>{};
   }
-  std::filesystem::remove_all(doomed, ec);
-  if (ec) return make_error(errc::io_error, "delete " + doomed.string() + ": " + ec.message());
-  return write_checkpoints_locked();
+  delete_in_background(doomed);
+  return rewrite_checkpoints ? write_checkpoints_locked() : sluice::result<void>{};
 }
 
 std::vector<std::pair<std::string, int32_t>> log_manager::partitions() const {

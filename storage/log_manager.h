@@ -8,12 +8,15 @@
 // close_all() touch every log, so call them only when no strand is using the logs (shutdown); a running
 // broker flushes through each partition's strand and calls write_checkpoints(), which reads only each
 // log's published checkpoint_state().
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -45,10 +48,13 @@ class log_manager {
   /// The log of a partition, or nullptr.
   log* get(const std::string& topic, int32_t partition) const;
 
-  /// Closes the log and deletes its directory: renamed to "<topic>-<partition>.<32 hex>-delete" first (so a
-  /// crash mid-delete never leaves a half directory that loads), then removed. errc::not_found if absent.
+  /// Closes the log and deletes its directory: renamed to "<topic>-<partition>.<32 hex>-delete" (so a crash
+  /// mid-delete never leaves a half directory that loads), then removed by a background thread, as Kafka's
+  /// delayed deletion of "-delete" directories (without its file.delete.delay.ms: at once). A directory still
+  /// waiting at shutdown is removed by the destructor, or by the next load(). errc::not_found if absent.
   /// The caller makes sure no strand still uses the log.
-  sluice::result<void> remove(const std::string& topic, int32_t partition);
+  /// `rewrite_checkpoints` false: the caller removes several and calls write_checkpoints() once after them.
+  sluice::result<void> remove(const std::string& topic, int32_t partition, bool rewrite_checkpoints = true);
 
   /// Every partition with a log, sorted.
   std::vector<std::pair<std::string, int32_t>> partitions() const;
@@ -65,6 +71,9 @@ class log_manager {
   const std::vector<std::filesystem::path>& log_dirs() const { return log_dirs_; }
   const log_config& default_config() const { return default_config_; }
 
+  /// Returns once every directory handed to the background deleter is gone (tests, benchmarks).
+  void wait_for_deletions();
+
   /// "<topic>-<partition>" -> (topic, partition), splitting at the last '-'; nullopt if not of that form.
   static std::optional<topic_partition> parse_partition_dir(const std::string& name);
 
@@ -80,6 +89,16 @@ class log_manager {
   sluice::clock& clock_;
   mutable std::mutex mutex_;
   std::map<topic_partition, entry> logs_;
+
+  // The background deleter of renamed "-delete" directories.
+  void delete_in_background(std::filesystem::path doomed);
+  void deleter_loop();
+  std::mutex doomed_mutex_;
+  std::condition_variable doomed_cv_;
+  std::deque<std::filesystem::path> doomed_;
+  size_t deleting_ = 0;  // taken from doomed_, being removed
+  bool stopping_ = false;
+  std::thread deleter_;
 };
 
 }  // namespace sluice::storage
