@@ -1,5 +1,6 @@
 // sluice: a Kafka-protocol broker. Usage: sluice [server.properties] [--config FILE] [--override key=value]...
 //         sluice --version | --help
+//         sluice [--brokers H:P] <topic|produce|consume|group|cluster> ...   (the CLI, cli/README.md)
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <sys/resource.h>
@@ -11,11 +12,16 @@
 #include "broker/broker.h"
 #include "broker/build_version.h"
 #include "broker/config.h"
+#include "cli/cli.h"
 
 namespace po = boost::program_options;
 using namespace sluice;
 
 int main(int argc, char** argv) {
+  // A CLI command (or a CLI global option) first: the command-line client, not the broker.
+  if (cli::is_cli_invocation(argc, argv))
+    return cli::run_cli(argc, argv,
+                        "sluice " + std::string(broker::build_version()) + " (revision " + std::string(broker::build_revision()) + ")");
   po::options_description options("Options");
   options.add_options()
       ("help,h", "print this help")
@@ -33,7 +39,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << "Usage: sluice [server.properties] [--config FILE] [--override key=value]...\n" << options;
+    std::cout << "Usage: sluice [server.properties] [--config FILE] [--override key=value]...\n" << options
+              << "\nThe command-line client: sluice [--brokers H:P] <topic|produce|consume|group|cluster> ... "
+                 "(sluice topic --help, ...)\n";
     return 0;
   }
   if (vm.count("version")) {

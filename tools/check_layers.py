@@ -3,7 +3,8 @@
 library or of a library it links to (directly or through others), as declared in CMake.
 
 Input: the file CMake generates at configure time (`<build>/layers.txt`), one line per library:
-`name|source dir|linked libraries (;-separated)`. A header belongs to the library whose source dir is the longest
+`name|source dir|linked libraries (;-separated)`; the source may also be one file (an executable's main.cc, which
+then belongs to it rather than to the library of its folder). A header belongs to the library whose source dir is the longest
 prefix of its path (broker/groups/ -> sluice_groups, broker/ -> sluice_broker); headers generated into the build
 tree (`<build>/protocol/gen`) belong to sluice_protocol. System headers (<...>) and includes outside the project are
 not checked.
@@ -77,6 +78,9 @@ def main(argv=None):
     # Sources of each library: files under its dir not under a deeper library's dir.
     sources = []
     for name, d in dirs:
+        if os.path.isfile(d):
+            sources.append((name, d))
+            continue
         for base, subdirs, files in os.walk(d):
             for fn in files:
                 if fn.endswith(SOURCE_EXT):
