@@ -221,7 +221,7 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only, c
   return {};
 }
 
-asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
+asio::awaitable<kafka_error> topic_registry::remove(std::string name, bool rewrite_checkpoints) {
   std::shared_ptr<const topic> t;
   {
     std::lock_guard lock(change_mutex_);
@@ -240,12 +240,12 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name) {
     next->erase(name);
     publish(std::move(next));
   }
-  auto drop_op = drop_local(t);  // not inside co_await: GCC 12
+  auto drop_op = drop_local(t, rewrite_checkpoints);  // not inside co_await: GCC 12
   co_await std::move(drop_op);
   co_return kafka_error{};
 }
 
-asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t) {
+asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t, bool rewrite_checkpoints) {
   if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
   // Close each log on its own strand so no append or read is running on it, then delete the files.
   // Every partition closed at once on its own strand (one round of thread hand-offs, not one per partition), no
@@ -280,7 +280,7 @@ asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t)
     else
       removed = true;
   }
-  if (removed)
+  if (removed && rewrite_checkpoints)
     if (auto r = logs_.write_checkpoints(); !r) log::warn("deleting {}: writing checkpoints: {}", t->name, r.err().message);
   log::info("deleted topic {}", t->name);
 }

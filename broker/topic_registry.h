@@ -103,7 +103,9 @@ class topic_registry {
 
   /// Deletes a topic: drops it from the store and from lookups, then closes each partition's log on its
   /// strand and deletes the files. UNKNOWN_TOPIC_OR_PARTITION if absent.
-  asio::awaitable<kafka_error> remove(std::string name);
+  /// `rewrite_checkpoints` false (single node): the caller deletes several topics and calls write_checkpoints()
+  /// once after them (POST /v1/reset).
+  asio::awaitable<kafka_error> remove(std::string name, bool rewrite_checkpoints = true);
 
   /// Called with the name and partition count of every topic this registry drops (single node: remove(); cluster
   /// mode: a topic gone from the snapshot, or deleted and created again under its name), after it left the
@@ -145,7 +147,7 @@ class topic_registry {
   storage::log_config topic_log_config(const topic& t) const;  // broker defaults + overrides (+ internal rule)
   std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
   void publish(std::shared_ptr<const topic_map> next);
-  asio::awaitable<void> drop_local(std::shared_ptr<const topic> t);
+  asio::awaitable<void> drop_local(std::shared_ptr<const topic> t, bool rewrite_checkpoints = true);
   kafka_error create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out);
 
   const broker_config& config_;

@@ -137,7 +137,17 @@ boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request&) {
     for (const auto& [name, _] : snapshot->topics)
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::sort(names.begin(), names.end());
-  if (!names.empty()) {
+  if (!names.empty() && svc.replicas == nullptr) {
+    // Single node: straight through the registry (what DeleteTopics does here), the checkpoint files written once
+    // for all the topics.
+    for (const auto& n : names) {
+      auto op = svc.topics.remove(n, /*rewrite_checkpoints=*/false);
+      auto e = co_await std::move(op);
+      if (!e.ok() && e.code != protocol::error_code::unknown_topic_or_partition)
+        co_return kafka_error_reply(e.code, "deleting " + n + ": " + e.message);
+    }
+    svc.topics.write_checkpoints();
+  } else if (!names.empty()) {
     protocol::delete_topics_request dt;
     dt.timeout_ms = 30000;
     for (const auto& n : names) dt.topics.emplace_back().name = n;
