@@ -3,6 +3,7 @@
 // ListOffsets (read_uncommitted: the high watermark) less the committed offset from OffsetFetch.
 #include <map>
 #include <set>
+#include <variant>
 
 #include "broker/handlers/handlers.h"
 #include "broker/http/admin_kafka.h"
@@ -18,8 +19,6 @@ using protocol::error_code;
 namespace asio = boost::asio;
 
 namespace {
-
-using topic_partition = std::pair<std::string, int32_t>;
 
 /// ConsumerProtocolAssignment (the "consumer" protocol type's member assignment): version int16, then
 /// [topic string, [partition int32]], then user data. Empty when the bytes are not one.
@@ -69,48 +68,6 @@ committed_offsets(kafka_caller& kc, const std::string& group) {
     for (const auto& p : t.partitions)
       if (p.error_code == error_code::none && p.committed_offset >= 0) out[{t.name, p.partition_index}] = p;
   co_return std::pair{error_code::none, out};
-}
-
-struct listed_offset {
-  error_code error = error_code::none;
-  int64_t offset = -1;
-};
-
-/// ListOffsets at `timestamp` (-2 earliest, -1 latest, else the first offset at or after it) for each partition.
-asio::awaitable<std::map<topic_partition, listed_offset>> list_offsets(kafka_caller& kc, const std::set<topic_partition>& which,
-                                                                       int64_t timestamp) {
-  protocol::list_offsets_request lo;
-  lo.replica_id = -1;
-  std::map<std::string, std::vector<int32_t>> by_topic;
-  for (const auto& [t, p] : which) by_topic[t].push_back(p);
-  for (const auto& [t, ps] : by_topic) {
-    auto& lt = lo.topics.emplace_back();
-    lt.name = t;
-    for (int32_t p : ps) {
-      auto& lp = lt.partitions.emplace_back();
-      lp.partition_index = p;
-      lp.timestamp = timestamp;
-    }
-  }
-  std::map<topic_partition, listed_offset> out;
-  if (lo.topics.empty()) co_return out;
-  auto op = kc.call(&handlers::list_offsets, lo, 8);
-  auto resp = co_await std::move(op);
-  for (const auto& t : resp.topics)
-    for (const auto& p : t.partitions) out[{t.name, p.partition_index}] = {p.error_code, p.offset};
-  // Cluster mode: a partition led elsewhere answers NOT_LEADER_OR_FOLLOWER here; its earliest and latest offsets
-  // come from this broker's replica when it has one (a follower's log start and high watermark lag the leader's
-  // by at most one fetch).
-  if (timestamp == -1 || timestamp == -2)
-    for (auto& [tp, listed] : out) {
-      if (listed.error != error_code::not_leader_or_follower) continue;
-      auto t = kc.services().topics.find(tp.first);
-      if (!t || tp.second < 0 || tp.second >= static_cast<int32_t>(t->partitions.size())) continue;
-      const auto& replica = t->partitions[static_cast<size_t>(tp.second)];
-      if (!replica) continue;
-      listed = {error_code::none, timestamp == -1 ? replica->high_watermark() : replica->log_start_offset()};
-    }
-  co_return out;
 }
 
 /// The error reply for a group request that failed, naming the coordinator when it is another broker.
@@ -167,6 +124,19 @@ asio::awaitable<std::optional<reply>> coordinate_here(kafka_caller& kc, const st
   co_return kafka_error_reply(last, "group " + group + ": its coordinator is still loading");
 }
 
+/// DescribeGroups for the group, or the reply for its failure (group_error).
+asio::awaitable<std::variant<protocol::describe_groups_response::described_group, reply>> described(kafka_caller& kc,
+                                                                                                   const std::string& group) {
+  auto dop = describe(kc, group);
+  auto g = co_await std::move(dop);
+  if (!g) co_return kafka_error_reply(error_code::unknown_server_error, "DescribeGroups gave no group");
+  if (g->error_code != error_code::none) {
+    auto eop = group_error(kc, group, g->error_code);
+    co_return co_await std::move(eop);
+  }
+  co_return std::move(*g);
+}
+
 asio::awaitable<reply> list_groups(kafka_caller& kc) {
   protocol::list_groups_request lg;
   auto op = kc.call(&handlers::list_groups, lg, 5);
@@ -184,13 +154,10 @@ asio::awaitable<reply> list_groups(kafka_caller& kc) {
 }
 
 asio::awaitable<reply> describe_group(kafka_caller& kc, const std::string& group) {
-  auto dop = describe(kc, group);
-  auto g = co_await std::move(dop);
-  if (!g) co_return kafka_error_reply(error_code::unknown_server_error, "DescribeGroups gave no group");
-  if (g->error_code != error_code::none) {
-    auto eop = group_error(kc, group, g->error_code);
-    co_return co_await std::move(eop);
-  }
+  auto dop = described(kc, group);
+  auto described_or_error = co_await std::move(dop);
+  if (auto* refused = std::get_if<reply>(&described_or_error)) co_return std::move(*refused);
+  auto* g = &std::get<protocol::describe_groups_response::described_group>(described_or_error);
   auto cop = committed_offsets(kc, group);
   auto [cerr, committed] = co_await std::move(cop);
   if (cerr != error_code::none) {
@@ -329,13 +296,10 @@ asio::awaitable<reply> reset_offsets(kafka_caller& kc, const std::string& group,
   if (to == "timestamp" && !timestamp) co_return error_reply(400, "INVALID_REQUEST", "to timestamp needs \"timestamp\" (ms)");
   if (to == "offset" && !offset) co_return error_reply(400, "INVALID_REQUEST", "to offset needs \"offset\"");
 
-  auto dop = describe(kc, group);
-  auto g = co_await std::move(dop);
-  if (!g) co_return kafka_error_reply(error_code::unknown_server_error, "DescribeGroups gave no group");
-  if (g->error_code != error_code::none) {
-    auto eop = group_error(kc, group, g->error_code);
-    co_return co_await std::move(eop);
-  }
+  auto dop = described(kc, group);
+  auto described_or_error = co_await std::move(dop);
+  if (auto* refused = std::get_if<reply>(&described_or_error)) co_return std::move(*refused);
+  auto* g = &std::get<protocol::describe_groups_response::described_group>(described_or_error);
   if (g->group_state != "Empty" && g->group_state != "Dead")
     co_return kafka_error_reply(error_code::non_empty_group, "group " + group + " is " + g->group_state +
                                                                  ": offsets can be reset only while it has no members");

@@ -2,6 +2,10 @@
 
 #include <openssl/evp.h>
 
+#include "broker/handlers/handlers.h"
+#include "broker/partition.h"
+#include "broker/topic_registry.h"
+
 namespace sluice::broker::http {
 
 using protocol::error_code;
@@ -101,6 +105,40 @@ std::string leader_hint(broker_services& svc, const std::string& topic, int32_t 
   if (auto b = snapshot->brokers.find(st->leader); b != snapshot->brokers.end())
     where += " at " + b->second.host + ":" + std::to_string(b->second.port);
   return where + ": ask its HTTP side)";
+}
+
+boost::asio::awaitable<std::map<topic_partition, listed_offset>> list_offsets(kafka_caller& kc, const std::set<topic_partition>& which,
+                                                                              int64_t timestamp, int8_t isolation) {
+  protocol::list_offsets_request lo;
+  lo.replica_id = -1;
+  lo.isolation_level = isolation;
+  std::map<std::string, std::vector<int32_t>> by_topic;
+  for (const auto& [t, p] : which) by_topic[t].push_back(p);
+  for (const auto& [t, ps] : by_topic) {
+    auto& lt = lo.topics.emplace_back();
+    lt.name = t;
+    for (int32_t p : ps) {
+      auto& lp = lt.partitions.emplace_back();
+      lp.partition_index = p;
+      lp.timestamp = timestamp;
+    }
+  }
+  std::map<topic_partition, listed_offset> out;
+  if (lo.topics.empty()) co_return out;
+  auto op = kc.call(&handlers::list_offsets, lo, 8);
+  auto resp = co_await std::move(op);
+  for (const auto& t : resp.topics)
+    for (const auto& p : t.partitions) out[{t.name, p.partition_index}] = {p.error_code, p.offset};
+  if (isolation == 0 && (timestamp == -1 || timestamp == -2))
+    for (auto& [tp, listed] : out) {
+      if (listed.error != error_code::not_leader_or_follower) continue;
+      auto t = kc.services().topics.find(tp.first);
+      if (!t || tp.second < 0 || tp.second >= static_cast<int32_t>(t->partitions.size())) continue;
+      const auto& replica = t->partitions[static_cast<size_t>(tp.second)];
+      if (!replica) continue;
+      listed = {error_code::none, timestamp == -1 ? replica->high_watermark() : replica->log_start_offset()};
+    }
+  co_return out;
 }
 
 target_parts split_target(std::string_view target) {

@@ -4,7 +4,9 @@
 // means exactly what the same Kafka request means (validation, ACLs, cluster mode, errors).
 #include <boost/asio.hpp>
 #include <boost/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -63,8 +65,10 @@ class kafka_caller {
   template <typename Resp, typename Req>
   boost::asio::awaitable<Resp> call(boost::asio::awaitable<Resp> (*handler)(broker_services&, request_context&, Req&), Req& request,
                                     int16_t version) {
-    request_context rc{protocol::request_header{static_cast<int16_t>(Req::key), version, ++correlation_id_, session_.client_id},
-                       session_, executor_};
+    request_context rc{.header = protocol::request_header{static_cast<int16_t>(Req::key), version, ++correlation_id_,
+                                                          session_.client_id},
+                       .session = session_,
+                       .executor = executor_};
     rc.start_us = svc_.clock.monotonic_us();
     rc.request_quota_exempt = true;
     auto op = handler(svc_, rc, request);
@@ -93,6 +97,22 @@ target_parts split_target(std::string_view target);
 /// " (led by broker N at host:port)" for a partition the cluster snapshot says another broker leads; "" when
 /// unknown or on a single node.
 std::string leader_hint(broker_services& svc, const std::string& topic, int32_t partition);
+
+using topic_partition = std::pair<std::string, int32_t>;
+
+/// One partition's answer to ListOffsets.
+struct listed_offset {
+  protocol::error_code error = protocol::error_code::none;
+  int64_t offset = -1;
+};
+
+/// ListOffsets (one request, through the broker's handler) at `timestamp` (-2 earliest, -1 latest, else the first
+/// offset at or after it) for each partition, read_uncommitted (0) or read_committed (1). In cluster mode a
+/// partition led elsewhere answers NOT_LEADER_OR_FOLLOWER; for read_uncommitted earliest/latest its offsets then
+/// come from this broker's replica when it has one (a follower's log start and high watermark lag the leader's by
+/// at most one fetch).
+boost::asio::awaitable<std::map<topic_partition, listed_offset>> list_offsets(kafka_caller& kc, const std::set<topic_partition>& which,
+                                                                              int64_t timestamp, int8_t isolation = 0);
 
 /// Parses a JSON object body; nullopt (and `error` set to a 400 reply) when it is not one.
 std::optional<json::object> parse_object(std::string_view body, reply& error);

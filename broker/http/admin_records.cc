@@ -86,25 +86,13 @@ json::object record_json(const storage::record_view& r, const storage::record_ba
   return o;
 }
 
-/// ListOffsets for one partition at `timestamp` (-2 earliest, -1 latest, else the first offset at or after it).
-asio::awaitable<protocol::list_offsets_response::list_offsets_partition_response> list_offset(
-    kafka_caller& kc, const std::string& topic, int32_t partition, int64_t timestamp, int8_t isolation) {
-  protocol::list_offsets_request lo;
-  lo.replica_id = -1;
-  lo.isolation_level = isolation;
-  auto& t = lo.topics.emplace_back();
-  t.name = topic;
-  auto& p = t.partitions.emplace_back();
-  p.partition_index = partition;
-  p.timestamp = timestamp;
-  auto op = kc.call(&handlers::list_offsets, lo, 8);
-  auto resp = co_await std::move(op);
-  if (resp.topics.empty() || resp.topics.front().partitions.empty()) {
-    protocol::list_offsets_response::list_offsets_partition_response none;
-    none.error_code = error_code::unknown_server_error;
-    co_return none;
-  }
-  co_return resp.topics.front().partitions.front();
+/// ListOffsets for one partition (list_offsets of admin_kafka.h).
+asio::awaitable<listed_offset> list_offset(kafka_caller& kc, const std::string& topic, int32_t partition, int64_t timestamp,
+                                           int8_t isolation) {
+  auto op = list_offsets(kc, {{topic, partition}}, timestamp, isolation);
+  auto all = co_await std::move(op);
+  auto it = all.find({topic, partition});
+  co_return it != all.end() ? it->second : listed_offset{error_code::unknown_server_error, -1};
 }
 
 asio::awaitable<reply> read_records(kafka_caller& kc, const request&, const target_parts& parts, const std::string& topic,
@@ -133,7 +121,7 @@ asio::awaitable<reply> read_records(kafka_caller& kc, const request&, const targ
   if (offset_param && (*offset_param == "earliest" || *offset_param == "latest")) {
     auto op = list_offset(kc, topic, partition, *offset_param == "earliest" ? -2 : -1, isolation);
     auto r = co_await std::move(op);
-    if (r.error_code != error_code::none) co_return kafka_error_reply(r.error_code);
+    if (r.error != error_code::none) co_return kafka_error_reply(r.error);
     start = r.offset;
   } else if (offset_param) {
     auto v = parse_int(offset_param);
@@ -144,11 +132,11 @@ asio::awaitable<reply> read_records(kafka_caller& kc, const request&, const targ
     if (!v || *v < 0) co_return error_reply(400, "INVALID_REQUEST", "timestamp must be milliseconds since the epoch (>= 0)");
     auto op = list_offset(kc, topic, partition, *v, isolation);
     auto r = co_await std::move(op);
-    if (r.error_code != error_code::none) co_return kafka_error_reply(r.error_code);
+    if (r.error != error_code::none) co_return kafka_error_reply(r.error);
     if (r.offset < 0) {  // no record at or after the timestamp: nothing to read, start at the end
       auto lop = list_offset(kc, topic, partition, -1, isolation);
       auto latest = co_await std::move(lop);
-      if (latest.error_code != error_code::none) co_return kafka_error_reply(latest.error_code);
+      if (latest.error != error_code::none) co_return kafka_error_reply(latest.error);
       start = latest.offset;
     } else {
       start = r.offset;
@@ -156,7 +144,7 @@ asio::awaitable<reply> read_records(kafka_caller& kc, const request&, const targ
   } else {
     auto op = list_offset(kc, topic, partition, -2, isolation);
     auto r = co_await std::move(op);
-    if (r.error_code != error_code::none) co_return kafka_error_reply(r.error_code);
+    if (r.error != error_code::none) co_return kafka_error_reply(r.error);
     start = r.offset;
   }
 

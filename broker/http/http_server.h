@@ -24,6 +24,9 @@ using request = beast_http::request<beast_http::string_body>;
 
 /// What a route answers: status, media type, body.
 struct reply {
+  reply() = default;
+  reply(unsigned s, std::string type, std::string text) : status(s), content_type(std::move(type)), body(std::move(text)) {}
+
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
