@@ -5,6 +5,7 @@
 #include <atomic>
 #include <charconv>
 #include <map>
+#include <set>
 
 #include "base/murmur2.h"
 #include "broker/handlers/handlers.h"
@@ -89,7 +90,8 @@ json::object record_json(const storage::record_view& r, const storage::record_ba
 /// ListOffsets for one partition (list_offsets of admin_kafka.h).
 asio::awaitable<listed_offset> list_offset(kafka_caller& kc, const std::string& topic, int32_t partition, int64_t timestamp,
                                            int8_t isolation) {
-  auto op = list_offsets(kc, {{topic, partition}}, timestamp, isolation);
+  const std::set<topic_partition> which{{topic, partition}};  // outlives the coroutine, which takes a reference
+  auto op = list_offsets(kc, which, timestamp, isolation);
   auto all = co_await std::move(op);
   auto it = all.find({topic, partition});
   co_return it != all.end() ? it->second : listed_offset{error_code::unknown_server_error, -1};
