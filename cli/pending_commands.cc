@@ -10,9 +10,5 @@ namespace {
 int consume_group(context&, const std::string&, const std::string&, const std::string&, int64_t, bool, const std::string&) {
   pending("consume --group");
 }
-int group_list(context&, const args_t&) { pending("group list"); }
-int group_describe(context&, const args_t&) { pending("group describe"); }
-int group_reset_offsets(context&, const args_t&) { pending("group reset-offsets"); }
-int group_delete(context&, const args_t&) { pending("group delete"); }
 
 }  // namespace sluice::cli
