@@ -38,7 +38,6 @@ start_point parse_from(const std::string& s) {
 
 }  // namespace
 
-/// Resolves a start point to an offset for each partition.
 std::map<int32_t, int64_t> resolve_start(cluster& kafka, const topic_info& topic, const std::vector<int32_t>& partitions,
                                          const std::string& from) {
   const start_point sp = parse_from(from);
@@ -63,10 +62,6 @@ std::map<int32_t, int64_t> resolve_start(cluster& kafka, const topic_info& topic
   return out;
 }
 
-int consume_group(context& ctx, const std::string& topic, const std::string& group, const std::string& from,
-                  int64_t num, bool exit_at_end, const std::string& format);
-
-/// Prints one record as --json or --format says.
 void print_record(context& ctx, const consumed_record& r, const std::string& format) {
   if (ctx.json()) print_json(ctx.out, record_json(r));
   else ctx.out << format_record(format, r);
@@ -75,7 +70,7 @@ void print_record(context& ctx, const consumed_record& r, const std::string& for
 int consume(context& ctx, const args_t& args) {
   po::options_description options("Options");
   options.add_options()
-      ("from,o", po::value<std::string>()->default_value("beginning"), "beginning, end, OFFSET or @TIMESTAMP_MS (with --group: where a partition without a committed offset starts)")
+      ("from,o", po::value<std::string>()->default_value("beginning"), "beginning, end, OFFSET or @TIMESTAMP_MS (with --group: where a partition without a committed offset starts, default end as Kafka's auto.offset.reset=latest)")
       ("num,n", po::value<int64_t>(), "stop after N records")
       ("exit,e", po::bool_switch(), "stop at the end of the partitions (their high watermark)")
       ("partition,p", po::value<std::vector<int32_t>>()->composing(), "read only this partition (repeatable; not with --group)")
@@ -101,7 +96,9 @@ int consume(context& ctx, const args_t& args) {
   parse_from(from);  // usage errors before any connection
   if (vm.count("group")) {
     if (vm.count("partition")) usage_error("consume: --partition and --group do not go together");
-    return consume_group(ctx, topic_name, vm["group"].as<std::string>(), from, num, exit_at_end, format);
+    // Kafka's auto.offset.reset defaults to latest: a group member starts at the end unless --from says otherwise.
+    return consume_group(ctx, topic_name, vm["group"].as<std::string>(), vm["from"].defaulted() ? "end" : from, num,
+                         exit_at_end, format);
   }
   auto& kafka = ctx.kafka();
   const topic_info topic = kafka.topic(topic_name);

@@ -255,6 +255,124 @@ def body(binary, broker, check):
     rc, out, err = cli("group", "delete", "cg")
     check.true(rc == 1 and "GROUP_ID_NOT_FOUND" in err, "delete it again: exit 1 GROUP_ID_NOT_FOUND (%r)" % err)
 
+    # ---- consume --group: a second run resumes exactly where the first one committed
+    rc, _, err = cli("topic", "create", "feed", "--partitions", "3")
+    check.eq(rc, 0, "topic create feed: %s" % err)
+    produced = ["k%d:r%d" % (i, i) for i in range(150)]
+    rc, _, err = cli("produce", "feed", "--key-separator", ":", stdin="".join(l + "\n" for l in produced))
+    check.eq(rc, 0, "produce 150 keyed: %s" % err)
+    hw_feed = high_watermarks("feed", 3)
+    check.true(all(v > 0 for v in hw_feed.values()), "records in every partition: %r" % hw_feed)
+    fmt_ = "%p %o %k:%s\\n"
+
+    def parse(out):
+        return [tuple(l.split(" ", 2)) for l in out.splitlines()]
+
+    rc, out, _ = cli("consume", "feed", "--group", "sg", "--num", "10", "--exit")
+    check.eq((rc, out), (0, ""), "a new member starts at the end by default (auto.offset.reset=latest): nothing")
+    rc, _, err = cli("group", "delete", "sg")
+    check.eq(rc, 0, "delete sg again: %s" % err)
+    rc, out1, err = cli("consume", "feed", "--group", "sg", "--from", "beginning", "--num", "55", "-f", fmt_)
+    check.eq(rc, 0, "first consume --group --num 55: %s" % err)
+    run1 = parse(out1)
+    check.eq(len(run1), 55, "the first run printed 55 records")
+    d = cli_json("group", "describe", "sg").get("groups", [{}])[0]
+    check.eq(d.get("state"), "Empty", "the member left on exit")
+    per_part = {}
+    for p, o, _ in run1:
+        per_part[int(p)] = max(per_part.get(int(p), -1), int(o))
+    check.eq(ck_offsets("sg"), {("feed", p): o + 1 for p, o in per_part.items()} |
+             {("feed", p): 0 for p in range(3) if p not in per_part},
+             "committed offsets (AdminClient) = after the last record printed of each partition")
+    rc, out2, err = cli("consume", "feed", "--group", "sg", "--num", "95", "-f", fmt_)
+    check.eq(rc, 0, "second consume --group --num 95: %s" % err)
+    run2 = parse(out2)
+    both = run1 + run2
+    print("# resume: run 1 printed %d records, run 2 %d; log end %r" % (len(run1), len(run2), sorted(hw_feed.values())))
+    check.eq(len(both), 150, "two runs printed 150 records")
+    check.eq(len(set((p, o) for p, o, _ in both)), 150, "no record twice")
+    check.eq(sorted(v for _, _, v in both), sorted(produced), "every record produced, none skipped")
+    for p in range(3):
+        offs = [int(o) for q, o, _ in both if int(q) == p]
+        check.eq(offs, list(range(hw_feed[("feed", p)])), "partition %d read in order across the restart" % p)
+    check.eq(ck_offsets("sg"), hw_feed, "committed offsets = log end after both runs")
+    rc, out, _ = cli("consume", "feed", "--group", "sg", "--exit")
+    check.eq((rc, out), (0, ""), "a third run with --exit: nothing left")
+
+    # ---- two `sluice consume --group` at once split the partitions (range assignor) and read each record once
+    tmp = broker.dir
+
+    def start(name):
+        f = open(os.path.join(tmp, name + ".out"), "w+b")
+        e = open(os.path.join(tmp, name + ".err"), "w+b")
+        p = subprocess.Popen([binary, "--brokers", bs, "consume", "feed", "--group", "pair", "--from", "beginning",
+                              "-f", fmt_], stdout=f, stderr=e)
+        return p, f, e
+
+    def members():
+        rc, out, _ = cli("--json", "group", "describe", "pair")
+        if rc != 0:
+            return None
+        g = json.loads(out)["groups"][0]
+        return g if g["state"] == "Stable" else None
+
+    procs = []
+    try:
+        procs.append(start("a"))
+        wait_for(lambda: (members() or {}).get("members") and len(members()["members"]) == 1, 30, "member a joined")
+        wait_for(lambda: sum(1 for _ in open(os.path.join(tmp, "a.out"))) >= 150, 30, "a read the 150 records")
+        procs.append(start("b"))
+        g = wait_for(lambda: (lambda m: m if m and len(m["members"]) == 2 else None)(members()), 40, "b joined, Stable")
+        assigned = sorted(sorted(p for a in m["assignment"] for p in a["partitions"]) for m in g["members"])
+        check.eq(sorted(p for a in assigned for p in a), [0, 1, 2], "the two members own every partition once")
+        check.eq(sorted(len(a) for a in assigned), [1, 2], "range assignor: 2 and 1 partitions")
+        check.eq(sorted(m["client_id"] for m in g["members"]), ["sluice-cli", "sluice-cli"], "client ids")
+        more = ["m%d:s%d" % (i, i) for i in range(90)]
+        rc, _, err = cli("produce", "feed", "--key-separator", ":", stdin="".join(l + "\n" for l in more))
+        check.eq(rc, 0, "produce 90 more: %s" % err)
+        hw_now = high_watermarks("feed", 3)
+        total = sum(hw_now.values())
+
+        def printed():
+            return sum(sum(1 for _ in open(os.path.join(tmp, n + ".out"))) for n in ("a", "b"))
+        wait_for(lambda: printed() >= total, 30, "a and b printed every record")
+        for p, _, _ in procs:
+            p.send_signal(signal.SIGTERM)
+        for name, (p, _, e) in zip("ab", procs):
+            rc = p.wait(timeout=30)
+            e.seek(0)
+            check.eq(rc, 0, "member %s exits 0 on SIGTERM (stderr %r)" % (name, e.read()[-500:]))
+        outs = {}
+        for name, (_, f, _) in zip("ab", procs):
+            f.seek(0)
+            outs[name] = parse(f.read().decode())
+        allrec = outs["a"] + outs["b"]
+        print("# pair: a printed %d records, b %d; assignments %r; log end %r" % (len(outs["a"]), len(outs["b"]), assigned,
+                                                                               sorted(hw_now.values())))
+        check.eq(len(allrec), total, "a and b printed %d records in all" % total)
+        check.eq(len(set((p, o) for p, o, _ in allrec)), total, "no record printed by both or twice")
+        check.eq(sorted(v for _, _, v in allrec), sorted(produced + more), "every record, none skipped")
+        late_a = {int(p) for p, _, v in outs["a"] if v.startswith("m")}
+        late_b = {int(p) for p, _, v in outs["b"] if v.startswith("m")}
+        check.true(late_a and late_b and not (late_a & late_b),
+                   "after the rebalance a and b read disjoint partitions: %r %r" % (late_a, late_b))
+        check.true(sorted(late_a | late_b) == [0, 1, 2] and sorted([sorted(late_a), sorted(late_b)]) == sorted(assigned),
+                   "the partitions each read are its assignment: %r %r %r" % (late_a, late_b, assigned))
+        wait_for(lambda: ck_groups().get("pair") == "EMPTY", 20, "pair empty after both left")
+        check.eq(ck_offsets("pair"), hw_now, "pair committed the log end of every partition")
+    finally:
+        for p, f, e in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            f.close()
+            e.close()
+
+    rc, _, err = cli("consume", "nosuch", "--group", "x", "--exit")
+    check.true(rc == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in err, "consume --group of a missing topic: %r" % err)
+    rc, _, err = cli("consume", "feed", "--group", "x", "--partition", "0")
+    check.eq(rc, 2, "--group with --partition: usage error")
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
