@@ -76,7 +76,12 @@ kafka_error group_service::ensure_topic() {
 }
 
 void group_service::on_topic_deleted(const std::string& name, int32_t partition_count) {
-  if (name == consumer_offsets_topic) return;
+  if (name == consumer_offsets_topic) {
+    // Its groups and offsets are gone with it: the coordinators forget them now (ListGroups, DescribeGroups), and
+    // the next FindCoordinator creates the topic again.
+    runtime_.reset();
+    return;
+  }
   for (auto& s : shards()) {
     if (!s || !s->shard) continue;
     asio::co_spawn(

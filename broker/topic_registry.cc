@@ -197,6 +197,8 @@ kafka_error topic_registry::create(const topic_spec& spec, bool validate_only, c
 
   std::lock_guard lock(change_mutex_);
   if (find(spec.name)) return {error_code::topic_already_exists, "Topic '" + spec.name + "' already exists."};
+  if (dropping_.contains(spec.name))
+    return {error_code::topic_already_exists, "Topic '" + spec.name + "' is marked for deletion."};
   for (const auto& existing : all())
     if (auto bad = collision_error(spec.name, existing->name)) return *bad;
   if (validate_only) return {};
@@ -238,6 +240,7 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name, bool rewri
     if (auto r = store_.delete_topic(name); !r) co_return kafka_error{to_kafka(r.err()), r.err().message};
     auto next = std::make_shared<topic_map>(*topics_.load());
     next->erase(name);
+    dropping_.insert(name);
     publish(std::move(next));
   }
   auto drop_op = drop_local(t, rewrite_checkpoints);  // not inside co_await: GCC 12
@@ -283,6 +286,15 @@ asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t,
   if (removed && rewrite_checkpoints)
     if (auto r = logs_.write_checkpoints(); !r) log::warn("deleting {}: writing checkpoints: {}", t->name, r.err().message);
   log::info("deleted topic {}", t->name);
+  int32_t self = -1;
+  {
+    std::lock_guard lock(change_mutex_);
+    dropping_.erase(t->name);
+    self = self_id_;
+  }
+  // Cluster mode: a topic of the same name the last snapshot holds was left out while this drop ran.
+  if (cluster_mode())
+    if (auto c = cluster()) sync(*c, self);
 }
 
 kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out) {
@@ -321,6 +333,7 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
   {
     std::lock_guard lock(change_mutex_);
     cluster_mode_.store(true, std::memory_order_release);
+    self_id_ = self_id;
     auto current = topics_.load();
     auto next = std::make_shared<topic_map>();
     bool changed = false;
@@ -331,9 +344,12 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
       auto it = current->find(name);
       std::shared_ptr<const topic> existing = it == current->end() ? nullptr : it->second;
       if (existing && existing->id != a.id) {
-        dropped.push_back(existing);  // deleted and created again under the same name
-        existing = nullptr;
+        dropped.push_back(existing);  // deleted and created again under the same name: opened once the drop ends
+        dropping_.insert(name);
+        changed = true;
+        continue;
       }
+      if (!existing && dropping_.contains(name)) continue;  // the old topic's logs are still being deleted
       const bool same = existing && existing->partitions.size() == a.replicas.size() && existing->configs == a.configs;
       if (same) {
         next->emplace(name, existing);
@@ -368,8 +384,9 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
       changed = true;
     }
     for (const auto& [name, t] : *current)
-      if (!next->contains(name)) {
+      if (!next->contains(name) && std::find(dropped.begin(), dropped.end(), t) == dropped.end()) {
         dropped.push_back(t);
+        dropping_.insert(name);
         changed = true;
       }
     if (changed) publish(std::move(next));

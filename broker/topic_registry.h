@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -155,6 +156,12 @@ class topic_registry {
   storage::log_manager& logs_;
   asio::any_io_executor executor_;
   std::mutex change_mutex_;
+  /// Names whose logs drop_local() is still closing and deleting (under change_mutex_). The log manager holds
+  /// their logs until then, so a topic of the same name must not open logs yet: create() answers
+  /// TOPIC_ALREADY_EXISTS "marked for deletion" (Kafka's answer while a deletion is pending), and sync() leaves
+  /// such a topic out until the drop ends, then syncs again.
+  std::set<std::string, std::less<>> dropping_;
+  int32_t self_id_ = -1;  // from the last sync()
   std::atomic<std::shared_ptr<const topic_map>> topics_;
   std::atomic<bool> cluster_mode_{false};
   std::atomic<std::shared_ptr<const coordination::cluster_snapshot>> cluster_;

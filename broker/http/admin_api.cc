@@ -96,7 +96,8 @@ void collect_broker(broker_services& svc, metrics::sample_sink& out) {
         out.gauge("kafka_cluster_partition_underreplicated", "1 when this leader's ISR is smaller than its replica set", l,
                   p->isr_size() < rf ? 1 : 0);
       }
-      if (p->leader_id() < 0) ++offline;
+      // A single node leads every partition it has open (its leader id is not tracked there).
+      if (svc.replicas != nullptr ? p->leader_id() < 0 : !leads) ++offline;
       out.gauge("kafka_log_log_size", "Bytes of the partition's log on disk", l, static_cast<double>(p->size_bytes()));
       out.gauge("kafka_log_log_logstartoffset", "The partition's log start offset", l,
                 static_cast<double>(p->log_start_offset()));
@@ -121,7 +122,7 @@ void collect_broker(broker_services& svc, metrics::sample_sink& out) {
             {}, under_replicated);
   out.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions here without a leader", {}, offline);
   out.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 on the controller broker", {},
-            snapshot && snapshot->controller_id == self ? 1 : 0);
+            svc.replicas == nullptr || (snapshot && snapshot->controller_id == self) ? 1 : 0);
 }
 
 }  // namespace
@@ -242,7 +243,8 @@ boost::asio::awaitable<reply> admin_api::metrics(const peer_info& peer) {
       out.gauge("kafka_consumergroup_lag", "High watermark less the committed offset, per group and partition", s.l, s.lag);
     }
   };
-  co_return reply{200, "text/plain; version=0.0.4; charset=utf-8", metrics::process_registry().prometheus_text(extra)};
+  // Label values (group ids, client-given names) may hold bytes that are not UTF-8; the text format must be UTF-8.
+  co_return reply{200, "text/plain; version=0.0.4; charset=utf-8", sanitize_utf8(metrics::process_registry().prometheus_text(extra))};
 }
 
 boost::asio::awaitable<reply> admin_api::handle(const request& req, const peer_info& peer) {
@@ -305,6 +307,7 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
   }
   if (target == "/v1/faults" || target.starts_with("/v1/faults/")) co_return faults(req, target.substr(10));
   const auto parts = split_target(req.target());
+  if (!parts.valid) co_return error_reply(400, "INVALID_REQUEST", "the path has a malformed %-escape or is not UTF-8");
   const auto& s = parts.segments;
   if (s.size() >= 2 && s[0] == "v1") {
     auto executor = co_await boost::asio::this_coro::executor;

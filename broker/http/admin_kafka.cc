@@ -75,18 +75,21 @@ int hex_digit(char c) {
   return -1;
 }
 
-/// %XX decoding ('+' stays '+': paths and our query values never use form encoding).
-std::string percent_decode(std::string_view s) {
+/// %XX decoding ('+' stays '+': paths and our query values never use form encoding). `ok` becomes false for a
+/// '%' not followed by two hex digits.
+std::string percent_decode(std::string_view s, bool* ok = nullptr) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+    if (s[i] == '%') {
+      const int hi = i + 1 < s.size() ? hex_digit(s[i + 1]) : -1;
+      const int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
       if (hi >= 0 && lo >= 0) {
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;
         continue;
       }
+      if (ok) *ok = false;
     }
     out.push_back(s[i]);
   }
@@ -155,7 +158,9 @@ target_parts split_target(std::string_view target) {
       continue;
     }
     const size_t end = std::min(path.find('/', i), path.size());
-    out.segments.push_back(percent_decode(path.substr(i, end - i)));
+    bool ok = true;
+    out.segments.push_back(percent_decode(path.substr(i, end - i), &ok));
+    if (!ok || !valid_utf8(out.segments.back())) out.valid = false;
     i = end;
   }
   while (!query.empty()) {
@@ -179,6 +184,30 @@ std::optional<json::object> parse_object(std::string_view body, reply& error) {
     return std::nullopt;
   }
   return std::move(v.as_object());
+}
+
+std::string sanitize_utf8(std::string s) {
+  if (valid_utf8(s)) return s;
+  std::string out;
+  out.reserve(s.size() + 16);
+  size_t i = 0;
+  while (i < s.size()) {
+    // The longest valid sequence starting here (1..4 bytes), else one byte replaced.
+    size_t len = 0;
+    for (size_t n = 1; n <= 4 && i + n <= s.size(); ++n)
+      if (valid_utf8(std::string_view(s).substr(i, n))) {
+        len = n;
+        break;
+      }
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s, i, len);
+      i += len;
+    }
+  }
+  return out;
 }
 
 bool valid_utf8(std::string_view s) {

@@ -20,7 +20,13 @@ namespace sluice::broker::http {
 
 namespace json = boost::json;
 
-inline reply json_reply(unsigned status, const json::value& v) { return {status, "application/json", json::serialize(v) + "\n"}; }
+/// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (names that came in over the Kafka protocol
+/// may hold any bytes; JSON and Prometheus' text format must be UTF-8).
+std::string sanitize_utf8(std::string s);
+
+inline reply json_reply(unsigned status, const json::value& v) {
+  return {status, "application/json", sanitize_utf8(json::serialize(v)) + "\n"};
+}
 
 inline reply error_reply(unsigned status, std::string_view code, std::string_view message) {
   return json_reply(status, json::object{{"error", code}, {"message", message}});
@@ -85,6 +91,7 @@ class kafka_caller {
 /// A parsed request target: the path split at '/', and the query parameters (percent-decoded).
 struct target_parts {
   std::vector<std::string> segments;  // "/v1/topics/a%2Fb" -> {"v1", "topics", "a/b"}
+  bool valid = true;  // false: a path segment had a malformed %-escape or was not UTF-8 once decoded
   std::vector<std::pair<std::string, std::string>> query;
   const std::string* param(std::string_view name) const {
     for (const auto& [k, v] : query)

@@ -350,7 +350,7 @@ asio::awaitable<reply> move_leader(kafka_caller& kc, const std::string& topic, c
                                    const request& req) {
   auto& svc = kc.services();
   if (!svc.topics.cluster_mode())
-    co_return kafka_error_reply(error_code::invalid_request, "leader moves need cluster mode (zookeeper.connect)");
+    co_return error_reply(400, "INVALID_REQUEST", "leader moves need cluster mode (zookeeper.connect)");
   int64_t partition = -1;
   {
     auto [end, ec] = std::from_chars(partition_text.data(), partition_text.data() + partition_text.size(), partition);
@@ -400,7 +400,7 @@ asio::awaitable<reply> move_leader(kafka_caller& kc, const std::string& topic, c
     if (e.code == coordination::errc::unknown_topic) co_return kafka_error_reply(error_code::unknown_topic_or_partition, e.message);
     if (e.code == coordination::view_errc::not_a_replica) co_return kafka_error_reply(error_code::invalid_replica_assignment, e.message);
     if (e.code == coordination::view_errc::not_supported)
-      co_return kafka_error_reply(error_code::invalid_request, "leader moves need cluster mode: " + e.message);
+      co_return error_reply(400, "INVALID_REQUEST", "leader moves need cluster mode: " + e.message);
     if (e.code == coordination::view_errc::not_registered) co_return kafka_error_reply(error_code::broker_not_available, e.message);
     co_return kafka_error_reply(error_code::unknown_server_error, e.message);
   }

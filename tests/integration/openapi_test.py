@@ -817,7 +817,7 @@ def reverse_checks(api, r, samples):
 def leader_checks(api, r):
     """Single node: a leader move is refused (400), bad bodies too; unknown partition 404."""
     path = "/v1/topics/%s/partitions/0/leader" % TOPIC
-    api.call("POST", path, {"broker": 0}, expect=400, error="INVALID_REQUEST", what="single node")
+    api.call("POST", path, {"broker": 0}, expect=400, error="INVALID_REQUEST", what="single node", semantic=True)
     api.call("POST", path, {"broker": "x"}, expect=400, error="INVALID_REQUEST", what="bad body")
     api.call("POST", path, {"broker": 0, "extra": 1}, expect=400, error="INVALID_REQUEST", what="unknown member")
 
