@@ -21,9 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
-sys.path.insert(0, os.path.join(REPO, "compat", "clients"))
 import sluice_harness as h  # noqa: E402
-import installers  # noqa: E402
 
 OVERRIDES = {"group.initial.rebalance.delay.ms": "0", "num.partitions": "1"}
 
@@ -383,15 +381,10 @@ def main():
         print("SKIPPED: no sluice binary (--broker or SLUICE_BINARY)")
         return h.SKIP
     # The venv's pinned confluent-kafka 2.16 (Debian's python3-confluent-kafka may be importable here too).
-    if not os.environ.get("SLUICE_CLI_GROUP_TEST_REEXEC"):
-        try:
-            py = installers.venv(os.path.abspath(args.cache))
-        except (installers.Unavailable, installers.SetupFailed) as e:
-            print("SKIPPED: no venv with confluent-kafka: %s" % e)
-            return h.SKIP
-        os.environ["SLUICE_CLI_GROUP_TEST_REEXEC"] = "1"
-        sys.stdout.flush()
-        os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    no_venv = h.run_in_venv(args.cache, __file__)
+    if no_venv:
+        print("SKIPPED: no venv with confluent-kafka: %s" % no_venv)
+        return h.SKIP
     try:
         import confluent_kafka
     except ImportError as e:

@@ -47,9 +47,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "compat", "clients"))
 import sluice_harness as h  # noqa: E402
-import installers  # noqa: E402
 
 BROKER_ID = 0  # sluice_harness writes broker.id=0
 TIMEOUT = 15   # seconds for one client call
@@ -904,15 +902,10 @@ def main():
         print("SKIP admin_api_test: no kcat on PATH")
         return h.SKIP
     # Always the venv's pinned confluent-kafka 2.16 (Debian's python3-confluent-kafka 1.7 may be importable here).
-    if not os.environ.get("SLUICE_ADMIN_API_TEST_REEXEC"):
-        try:
-            py = installers.venv(os.path.abspath(args.cache))
-        except (installers.Unavailable, installers.SetupFailed) as e:
-            print("SKIP admin_api_test: no venv with confluent-kafka and prometheus_client: %s" % e)
-            return h.SKIP
-        os.environ["SLUICE_ADMIN_API_TEST_REEXEC"] = "1"
-        sys.stdout.flush()
-        os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    no_venv = h.run_in_venv(args.cache, __file__)
+    if no_venv:
+        print("SKIP admin_api_test: no venv with confluent-kafka and prometheus_client: %s" % no_venv)
+        return h.SKIP
     try:
         import confluent_kafka
         import prometheus_client  # noqa: F401

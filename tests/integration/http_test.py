@@ -33,9 +33,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "compat", "clients"))
 import sluice_harness as h  # noqa: E402
-import installers  # noqa: E402
 
 
 def http(port, method, path, body=None):
@@ -251,17 +249,9 @@ def main():
         import confluent_kafka  # noqa: F401
         import prometheus_client  # noqa: F401
     except ImportError:
-        if os.environ.get("SLUICE_HTTP_TEST_REEXEC"):
-            print("SKIP: the venv has no confluent_kafka or prometheus_client")
-            return h.SKIP
-        try:
-            py = installers.venv(os.path.abspath(args.cache))
-        except (installers.Unavailable, installers.SetupFailed) as e:
-            print("SKIP: no venv with confluent-kafka and prometheus_client: %s" % e)
-            return h.SKIP
-        os.environ["SLUICE_HTTP_TEST_REEXEC"] = "1"
-        sys.stdout.flush()
-        os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+        no_venv = h.run_in_venv(args.cache, __file__)
+        print("SKIP: %s" % (no_venv or "the venv has no confluent_kafka or prometheus_client"))
+        return h.SKIP
     http_port = h.pick_free_port()
     https_port = h.pick_free_port()
     certs = tempfile.mkdtemp(prefix="sluice-http-certs-")

@@ -17,6 +17,25 @@ import time
 SKIP = 77
 
 
+def run_in_venv(cache, script):
+    """Re-executes `script` with this process' arguments under the compat cache's venv (compat/clients/installers.py:
+    the pinned confluent-kafka, prometheus_client, ...) unless this process is that re-execution already (an
+    environment marker per script, so that its children re-execute themselves as they need). Returns None in the
+    venv; else a reason why no venv can be had (the caller skips). Does not return when it re-executes."""
+    marker = "SLUICE_VENV_REEXEC_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(script)).upper()
+    if os.environ.get(marker):
+        return None
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "compat", "clients"))
+    import installers
+    try:
+        py = installers.venv(os.path.abspath(cache))
+    except (installers.Unavailable, installers.SetupFailed) as e:
+        return str(e)
+    os.environ[marker] = "1"
+    sys.stdout.flush()
+    os.execv(py, [py, os.path.abspath(script)] + sys.argv[1:])
+
+
 def pick_free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
