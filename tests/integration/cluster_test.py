@@ -554,17 +554,7 @@ def main():
         import traceback
         traceback.print_exc()
         check.failures.append("exception: %r" % (e,))
-    failed = not check.ok()
-    if failed and cluster:
-        for i, b in cluster.brokers.items():
-            print("---- broker %d log (%s) ----" % (i, b.log_path))
-            print(b.log_text()[-8000:])
-    if cluster:
-        cluster.close(failed)
-    zk.close(failed)
-    code = check.report()
-    print("PASS" if code == 0 else "FAILED")
-    return code
+    return h.finish_cluster_run(check, cluster, zk)
 
 
 if __name__ == "__main__":

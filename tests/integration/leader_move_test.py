@@ -31,6 +31,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_harness as h  # noqa: E402
+import cluster_test  # noqa: E402
 from kafka_wire import Conn, Reader, nstring  # noqa: E402
 
 KCAT = "/usr/bin/kcat"
@@ -126,35 +127,15 @@ def read_all(bootstrap):
     return p.returncode, p.stdout.decode().splitlines()
 
 
-class Cluster:
+class Cluster(cluster_test.Cluster):
+    """cluster_test's three brokers, each with its HTTP side on a free port and the test controls on."""
+
     def __init__(self, binary, zk):
-        self.brokers = {}
+        super().__init__(binary, zk, extra={"sluice.test.faults.enable": "true"})
         self.http = {}
-        for i in (1, 2, 3):
+        for i, b in self.brokers.items():
             self.http[i] = h.pick_free_port()
-            self.brokers[i] = h.Broker(binary, {
-                "broker.id": str(i),
-                "zookeeper.connect": zk.connect + "/sluice",
-                "zookeeper.session.timeout.ms": "6000",
-                "replica.lag.time.max.ms": "3000",
-                "default.replication.factor": "3",
-                "offsets.topic.replication.factor": "3",
-                "num.io.threads": "2",
-                "http.listeners": "http://127.0.0.1:%d" % self.http[i],
-                "sluice.test.faults.enable": "true",
-                "sluice.log.level": "info",
-            })
-
-    def bootstrap(self):
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.alive())
-
-    def start(self):
-        for b in self.brokers.values():
-            b.start(ready_timeout=30)
-
-    def close(self, failed):
-        for b in self.brokers.values():
-            b.close(failed=failed)
+            b.overrides["http.listeners"] = "http://127.0.0.1:%d" % self.http[i]
 
 
 def move(port, topic, partition, broker):
@@ -337,17 +318,7 @@ def main():
         import traceback
         traceback.print_exc()
         check.failures.append("exception: %r" % (e,))
-    failed = not check.ok()
-    if failed and cluster:
-        for i, b in cluster.brokers.items():
-            print("---- broker %d log (%s) ----" % (i, b.log_path))
-            print(b.log_text()[-8000:])
-    if cluster:
-        cluster.close(failed)
-    zk.close(failed)
-    code = check.report()
-    print("PASS" if code == 0 else "FAILED")
-    return code
+    return h.finish_cluster_run(check, cluster, zk)
 
 
 if __name__ == "__main__":

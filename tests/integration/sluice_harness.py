@@ -216,6 +216,22 @@ def run(main, binary, overrides=None):
     return code
 
 
+def finish_cluster_run(check, cluster, zk, log_tail=8000):
+    """The end of a test of brokers on ZooKeeper: on failure the tail of every broker's log; then the brokers and
+    ZooKeeper closed (their data kept on failure), the checks reported. Returns the exit code."""
+    failed = not check.ok()
+    if failed and cluster:
+        for i, b in cluster.brokers.items():
+            print("---- broker %d log (%s) ----" % (i, b.log_path))
+            print(b.log_text()[-log_tail:])
+    if cluster:
+        cluster.close(failed)
+    zk.close(failed)
+    code = check.report()
+    print("PASS" if code == 0 else "FAILED")
+    return code
+
+
 def segment_batches(partition_dir):
     """The record batch headers of every segment file of a partition dir, in file order:
     a list of (base offset, attributes, record count) read from the v2 batch header."""
