@@ -174,14 +174,13 @@ def java(cache):
     return java_bin, os.path.join(libs, "*") + os.pathsep + classes
 
 
-def java_security(cache):
-    """Returns (java executable, classpath) for java/SecurityClient.java (tests/integration/security): the jars of
-    java(), the driver compiled on its own into <cache>/java-clients-4.4.0/security-classes (the matrix's classes
-    are left as they are)."""
+def java_program(cache, src, classes_name):
+    """Returns (java executable, classpath) for one Java source file `src` compiled on its own against the jars of
+    java() into <cache>/java-clients-4.4.0/<classes_name> (recompiled when it or the pom changes; the matrix's
+    classes are left as they are). java() has made sure javac exists."""
     java_bin, _ = java(cache)
     home = os.path.join(cache, "java-clients-4.4.0")
-    libs, classes = os.path.join(home, "libs"), os.path.join(home, "security-classes")
-    src = os.path.join(HERE, "java", "SecurityClient.java")
+    libs, classes = os.path.join(home, "libs"), os.path.join(home, classes_name)
     javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
     if not os.access(javac, os.X_OK):
         javac = shutil.which("javac")
@@ -190,9 +189,15 @@ def java_security(cache):
         if not _stamp_ok(os.path.join(classes, ".src-sha256"), want):
             shutil.rmtree(classes, ignore_errors=True)
             os.makedirs(classes)
-            _run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*"), src], "javac SecurityClient.java")
+            _run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*"), src],
+                 "javac " + os.path.basename(src))
             _write(os.path.join(classes, ".src-sha256"), want)
     return java_bin, os.path.join(libs, "*") + os.pathsep + classes
+
+
+def java_security(cache):
+    """Returns (java executable, classpath) for java/SecurityClient.java (tests/integration/security)."""
+    return java_program(cache, os.path.join(HERE, "java", "SecurityClient.java"), "security-classes")
 
 
 # ---- Go: franz-go, sarama, kafka-go, confluent-kafka-go ----

@@ -29,24 +29,9 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.#/ 
 
 def java_command(cache):
     """Compiles KeyPartitions.java into <cache>/java-clients-4.4.0/cli-classes; returns the java command."""
-    java_bin, _ = installers.java(cache)
-    home = os.path.join(cache, "java-clients-4.4.0")
-    libs, classes = os.path.join(home, "libs"), os.path.join(home, "cli-classes")
-    src = os.path.join(HERE, "KeyPartitions.java")
-    javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
-    if not os.access(javac, os.X_OK):
-        javac = shutil.which("javac")
-    if not javac:
-        raise installers.Unavailable("no javac next to %s" % java_bin)
-    want = installers.digest(installers.JAVA_POM, src)
-    with installers._Lock(home):
-        if not installers._stamp_ok(os.path.join(classes, ".src-sha256"), want):
-            shutil.rmtree(classes, ignore_errors=True)
-            os.makedirs(classes)
-            installers._run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*"), src], "javac KeyPartitions.java")
-            installers._write(os.path.join(classes, ".src-sha256"), want)
+    java_bin, classpath = installers.java_program(cache, os.path.join(HERE, "KeyPartitions.java"), "cli-classes")
     return [java_bin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=off", "-cp", os.path.join(libs, "*") + os.pathsep + classes,
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=off", "-cp", classpath,
             "KeyPartitions"]
 
 

@@ -767,22 +767,7 @@ def short(obj, limit=300):
 def java_acl_admin(cache):
     """Compiles AclAdmin.java against the pinned kafka-clients jars (installers.java) into
     <cache>/java-clients-4.4.0/acl-classes; returns (java, classpath)."""
-    java_bin, _ = installers.java(cache)
-    home = os.path.join(cache, "java-clients-4.4.0")
-    libs, classes = os.path.join(home, "libs"), os.path.join(home, "acl-classes")
-    src = os.path.join(REPO, "compat", "clients", "java", "AclAdmin.java")
-    javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
-    if not os.access(javac, os.X_OK):
-        javac = shutil.which("javac")
-    want = installers.digest(installers.JAVA_POM, src)
-    with installers._Lock(home):
-        if not installers._stamp_ok(os.path.join(classes, ".src-sha256"), want):
-            shutil.rmtree(classes, ignore_errors=True)
-            os.makedirs(classes)
-            installers._run([javac, "-nowarn", "-d", classes, "-cp", os.path.join(libs, "*"), src],
-                            "javac AclAdmin.java")
-            installers._write(os.path.join(classes, ".src-sha256"), want)
-    return java_bin, os.path.join(libs, "*") + os.pathsep + classes
+    return installers.java_program(cache, os.path.join(REPO, "compat", "clients", "java", "AclAdmin.java"), "acl-classes")
 
 
 class AclAdmin:
