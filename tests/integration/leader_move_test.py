@@ -32,6 +32,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_harness as h  # noqa: E402
 import cluster_test  # noqa: E402
+from cluster_test import wait_until  # noqa: E402
 from kafka_wire import Conn, Reader, nstring  # noqa: E402
 
 KCAT = "/usr/bin/kcat"
@@ -53,17 +54,6 @@ def http(port, method, path, body=None):
         return status, json.loads(text)
     except ValueError:
         return status, text
-
-
-def wait_until(what, predicate, timeout):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise RuntimeError("timed out after %.0f s waiting for %s (last: %r)" % (timeout, what, last))
 
 
 def kcat(args, stdin=None, timeout=60):
