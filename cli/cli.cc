@@ -170,6 +170,15 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
 // ---- context.h helpers ------------------------------------------------------------------------------------------
 
 bool parse_args(context& ctx, const std::vector<std::string>& args, const std::string& path, const std::string& usage,
+                const std::string& summary, po::options_description& options, const char* names, po::variables_map& vm) {
+  po::options_description hidden;
+  hidden.add_options()(names, po::value<std::vector<std::string>>(), "names");
+  po::positional_options_description positional;
+  positional.add(names, -1);
+  return parse_args(ctx, args, path, usage, summary, options, hidden, positional, vm);
+}
+
+bool parse_args(context& ctx, const std::vector<std::string>& args, const std::string& path, const std::string& usage,
                 const std::string& summary, po::options_description& options, const po::options_description& hidden,
                 const po::positional_options_description& positional, po::variables_map& vm) {
   options.add_options()("help,h", "print this help");

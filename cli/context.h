@@ -44,6 +44,10 @@ class context {
 bool parse_args(context& ctx, const std::vector<std::string>& args, const std::string& path, const std::string& usage,
                 const std::string& summary, po::options_description& options, const po::options_description& hidden,
                 const po::positional_options_description& positional, po::variables_map& vm);
+/// The same for a command whose positional arguments are names (NAME...): they land in vm[`names`] as a
+/// std::vector<std::string>.
+bool parse_args(context& ctx, const std::vector<std::string>& args, const std::string& path, const std::string& usage,
+                const std::string& summary, po::options_description& options, const char* names, po::variables_map& vm);
 
 /// Splits "k=v" (the first '='); a missing '=' or empty key is a usage error naming `option`.
 std::pair<std::string, std::string> split_key_value(const std::string& kv, const std::string& option);

@@ -204,15 +204,11 @@ int group_describe(context& ctx, const args_t& args) {
   options.add_options()
       ("members", po::bool_switch(), "print the members (CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT) instead of the offsets")
       ("state", po::bool_switch(), "print the group's state (COORDINATOR ASSIGNMENT-STRATEGY STATE #MEMBERS) instead of the offsets");
-  po::options_description hidden;
-  hidden.add_options()("group", po::value<std::vector<std::string>>(), "group ids");
-  po::positional_options_description positional;
-  positional.add("group", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "group describe", "group describe GROUP... [--members | --state]",
                   "A group's committed offsets, log end offsets and lag per partition with the member that owns it, as\n"
                   "kafka-consumer-groups --describe prints them (DescribeGroups, OffsetFetch, ListOffsets).",
-                  options, hidden, positional, vm))
+                  options, "group", vm))
     return 0;
   const auto names = group_names(vm, "describe");
   const bool members = vm["members"].as<bool>(), state = vm["state"].as<bool>();
@@ -343,17 +339,13 @@ int group_reset_offsets(context& ctx, const args_t& args) {
       ("to-timestamp", po::value<int64_t>(), "the first offset at or after this timestamp (ms since the epoch)")
       ("execute", po::bool_switch(), "commit the new offsets (without it: a dry run that only prints them)")
       ("dry-run", po::bool_switch(), "print the new offsets without committing them (the default)");
-  po::options_description hidden;
-  hidden.add_options()("group", po::value<std::vector<std::string>>(), "group id");
-  po::positional_options_description positional;
-  positional.add("group", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "group reset-offsets",
                   "group reset-offsets GROUP (--topic T[:P,...]... | --all-topics) (--to-earliest | --to-latest |\n"
                   "       --to-offset N | --shift-by N | --to-datetime DT | --to-timestamp MS) [--execute | --dry-run]",
                   "Sets a group's committed offsets (OffsetCommit as an admin: generation -1, no member id), as\n"
                   "kafka-consumer-groups --reset-offsets. The group must have no members. Without --execute it is a dry run.",
-                  options, hidden, positional, vm))
+                  options, "group", vm))
     return 0;
   const auto names = group_names(vm, "reset-offsets");
   if (names.size() != 1) usage_error("group reset-offsets: give exactly one group id");
@@ -454,15 +446,11 @@ int group_reset_offsets(context& ctx, const args_t& args) {
 
 int group_delete(context& ctx, const args_t& args) {
   po::options_description options("Options");
-  po::options_description hidden;
-  hidden.add_options()("group", po::value<std::vector<std::string>>(), "group ids");
-  po::positional_options_description positional;
-  positional.add("group", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "group delete", "group delete GROUP...",
                   "Deletes groups and their committed offsets (DeleteGroups to each group's coordinator); a group with\n"
                   "members is refused with NON_EMPTY_GROUP.",
-                  options, hidden, positional, vm))
+                  options, "group", vm))
     return 0;
   const auto names = group_names(vm, "delete");
   auto& kafka = ctx.kafka();

@@ -99,13 +99,9 @@ int topic_create(context& ctx, const args_t& args) {
       ("replicas,r", po::value<int16_t>()->default_value(-1), "replication factor (-1: the broker's default.replication.factor)")
       ("config,c", po::value<std::vector<std::string>>()->composing(), "topic config key=value (repeatable)")
       ("dry-run", po::bool_switch(), "validate only: ask the broker whether it would create them");
-  po::options_description hidden;
-  hidden.add_options()("topic", po::value<std::vector<std::string>>(), "topic names");
-  po::positional_options_description positional;
-  positional.add("topic", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "topic create", "topic create NAME... [--partitions N] [--replicas R] [--config k=v]...",
-                  "Creates topics (CreateTopics).", options, hidden, positional, vm))
+                  "Creates topics (CreateTopics).", options, "topic", vm))
     return 0;
   const auto names = names_of(vm);
   protocol::create_topics_request req;
@@ -276,13 +272,9 @@ int topic_describe(context& ctx, const args_t& args) {
 
 int topic_delete(context& ctx, const args_t& args) {
   po::options_description options("Options");
-  po::options_description hidden;
-  hidden.add_options()("topic", po::value<std::vector<std::string>>(), "topic names");
-  po::positional_options_description positional;
-  positional.add("topic", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "topic delete", "topic delete NAME...", "Deletes topics (DeleteTopics).", options,
-                  hidden, positional, vm))
+                  "topic", vm))
     return 0;
   const auto names = names_of(vm);
   auto& c = ctx.kafka().controller();
@@ -314,14 +306,10 @@ int topic_alter_config(context& ctx, const args_t& args) {
       ("append", po::value<std::vector<std::string>>()->composing(), "append key=value to a list config (repeatable)")
       ("subtract", po::value<std::vector<std::string>>()->composing(), "remove key=value from a list config (repeatable)")
       ("dry-run", po::bool_switch(), "validate only");
-  po::options_description hidden;
-  hidden.add_options()("topic", po::value<std::vector<std::string>>(), "topic names");
-  po::positional_options_description positional;
-  positional.add("topic", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "topic alter-config",
                   "topic alter-config NAME... [--set k=v]... [--delete k]... [--append k=v]... [--subtract k=v]...",
-                  "Changes topic configs (IncrementalAlterConfigs, KIP-339).", options, hidden, positional, vm))
+                  "Changes topic configs (IncrementalAlterConfigs, KIP-339).", options, "topic", vm))
     return 0;
   const auto names = names_of(vm);
   std::vector<protocol::incremental_alter_configs_request::alterable_config> ops;
@@ -361,13 +349,9 @@ int topic_add_partitions(context& ctx, const args_t& args) {
       ("num,n", po::value<int32_t>(), "partitions to add to each topic")
       ("total,t", po::value<int32_t>(), "or: the partition count each topic should have")
       ("dry-run", po::bool_switch(), "validate only");
-  po::options_description hidden;
-  hidden.add_options()("topic", po::value<std::vector<std::string>>(), "topic names");
-  po::positional_options_description positional;
-  positional.add("topic", -1);
   po::variables_map vm;
   if (!parse_args(ctx, args, "topic add-partitions", "topic add-partitions NAME... (--num N | --total N)",
-                  "Adds partitions to topics (CreatePartitions).", options, hidden, positional, vm))
+                  "Adds partitions to topics (CreatePartitions).", options, "topic", vm))
     return 0;
   const auto names = names_of(vm);
   if (vm.count("num") == vm.count("total")) usage_error("topic add-partitions: give exactly one of --num and --total");
