@@ -5,7 +5,6 @@
 
 #include "base/logging.h"
 #include "broker/call_on.h"
-#include "broker/purgatory.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
 #include "coordination/replica_assignment.h"
@@ -251,33 +250,13 @@ asio::awaitable<kafka_error> topic_registry::remove(std::string name, bool rewri
 asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t, bool rewrite_checkpoints) {
   if (on_deleted_) on_deleted_(t->name, static_cast<int32_t>(t->partitions.size()));
   // Close each log on its own strand so no append or read is running on it, then delete the files.
-  // Every partition closed at once on its own strand (one round of thread hand-offs, not one per partition), no
-  // fsync for logs about to go, then the files deleted here and the checkpoint files rewritten once for the topic.
-  {
-    auto executor = co_await asio::this_coro::executor;
-    // purgatory_waiter::wake() is thread-safe and ends a wait that has not started yet at once.
-    auto done = std::make_shared<purgatory_waiter>(executor);
-    auto left = std::make_shared<std::atomic<size_t>>(1);  // the loop's own share, dropped after it
-    auto finish_one = [done, left] {
-      if (left->fetch_sub(1) == 1) done->wake();
-    };
-    for (const auto& p : t->partitions) {
-      if (!p) continue;
-      left->fetch_add(1);
-      asio::post(p->strand(), [p, finish_one] {
-        p->close(/*for_deletion=*/true);
-        finish_one();
-      });
-    }
-    finish_one();
-    while (left->load() != 0) {  // a deadline only bounds each wait; the closes must all have run
-      auto wait = done->wait(wait_deadline::after(system_clock::instance(), 60000));  // not inside co_await: GCC 12
-      co_await std::move(wait);
-    }
-  }
+  // Each log closed on its own strand (no append or read running on it) without an fsync, as its files go next;
+  // the checkpoint files are rewritten once for the topic, not per partition.
   bool removed = false;
   for (const auto& p : t->partitions) {
     if (!p) continue;
+    auto close_op = call_on(p->strand(), [p] { return p->close(/*for_deletion=*/true); });  // not inside co_await: GCC 12
+    co_await std::move(close_op);
     if (auto r = logs_.remove(t->name, p->index(), /*rewrite_checkpoints=*/false); !r)
       log::warn("deleting {}-{}: {}", t->name, p->index(), r.err().message);
     else

@@ -62,20 +62,12 @@ void log_manager::deleter_loop() {
     if (doomed_.empty()) return;  // stopping, nothing left
     auto path = std::move(doomed_.front());
     doomed_.pop_front();
-    ++deleting_;
     lock.unlock();
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
     if (ec) sluice::log::warn("storage: delete {}: {} (the next start removes it)", path.string(), ec.message());
     lock.lock();
-    --deleting_;
-    doomed_cv_.notify_all();
   }
-}
-
-void log_manager::wait_for_deletions() {
-  std::unique_lock lock(doomed_mutex_);
-  doomed_cv_.wait(lock, [this] { return doomed_.empty() && deleting_ == 0; });
 }
 
 std::optional<topic_partition> log_manager::parse_partition_dir(const std::string& name) {

@@ -71,9 +71,6 @@ class log_manager {
   const std::vector<std::filesystem::path>& log_dirs() const { return log_dirs_; }
   const log_config& default_config() const { return default_config_; }
 
-  /// Returns once every directory handed to the background deleter is gone (tests, benchmarks).
-  void wait_for_deletions();
-
   /// "<topic>-<partition>" -> (topic, partition), splitting at the last '-'; nullopt if not of that form.
   static std::optional<topic_partition> parse_partition_dir(const std::string& name);
 
@@ -96,7 +93,6 @@ class log_manager {
   std::mutex doomed_mutex_;
   std::condition_variable doomed_cv_;
   std::deque<std::filesystem::path> doomed_;
-  size_t deleting_ = 0;  // taken from doomed_, being removed
   bool stopping_ = false;
   std::thread deleter_;
 };
