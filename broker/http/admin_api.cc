@@ -158,18 +158,13 @@ boost::asio::awaitable<reply> reset_route(kafka_caller& kc, const request&) {
       if (r.error_code != protocol::error_code::none && r.error_code != protocol::error_code::unknown_topic_or_partition)
         co_return kafka_error_reply(r.error_code, "deleting " + r.name.value_or("?") + ": " + r.error_message.value_or(""));
   }
-  // Cluster mode: DeleteTopics answers once the controller took the deletions; wait (bounded, on the injected
-  // clock) until this broker's view has none of the topics left, so the next test starts from nothing.
-  auto executor = co_await boost::asio::this_coro::executor;
-  for (int i = 0; i < 500; ++i) {
-    bool left = false;
-    for (const auto& n : names) left = left || svc.topics.find(n) != nullptr;
-    if (const auto snapshot = svc.cluster.snapshot(); snapshot && svc.replicas != nullptr)
-      for (const auto& n : names) left = left || snapshot->topics.contains(n);
-    if (!left) break;
-    auto waiter = std::make_shared<purgatory_waiter>(executor);
-    auto wait = waiter->wait(wait_deadline::after(svc.clock, 20));
-    co_await std::move(wait);
+  // Cluster mode: DeleteTopics answers once the controller took the deletions; wait (at most 10 s) until this
+  // broker's view has none of the topics left, so the next test starts from nothing.
+  if (svc.replicas != nullptr && !names.empty()) {
+    auto wait = kc.wait_for_snapshot([&names](const coordination::cluster_snapshot& s) {
+      return std::none_of(names.begin(), names.end(), [&s](const std::string& n) { return s.topics.contains(n); });
+    }, 10000);
+    (void)co_await std::move(wait);
   }
   // The coordinators forget what they had loaded; the next FindCoordinator creates their topics again.
   svc.groups.coordinators().reset();

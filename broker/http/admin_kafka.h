@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "broker/broker_services.h"
+#include "broker/handlers/cluster_wait.h"
 #include "broker/http/http_server.h"
 #include "broker/request_context.h"
 #include "broker/session.h"
@@ -78,6 +79,15 @@ class kafka_caller {
     rc.start_us = svc_.clock.monotonic_us();
     rc.request_quota_exempt = true;
     auto op = handler(svc_, rc, request);
+    co_return co_await std::move(op);
+  }
+
+  /// Cluster mode: handlers::wait_for_snapshot (handlers/cluster_wait.h) for this caller: until this broker's
+  /// cluster snapshot satisfies `ready`, at most `timeout_ms` on the injected clock; whether it did.
+  boost::asio::awaitable<bool> wait_for_snapshot(std::function<bool(const coordination::cluster_snapshot&)> ready,
+                                                 int32_t timeout_ms) {
+    request_context rc{.header = {}, .session = session_, .executor = executor_};
+    auto op = handlers::wait_for_snapshot(svc_, rc, std::move(ready), timeout_ms);
     co_return co_await std::move(op);
   }
 

@@ -404,24 +404,17 @@ asio::awaitable<reply> move_leader(kafka_caller& kc, const std::string& topic, c
     if (e.code == coordination::view_errc::not_registered) co_return kafka_error_reply(error_code::broker_not_available, e.message);
     co_return kafka_error_reply(error_code::unknown_server_error, e.message);
   }
-  const auto until = wait_deadline::after(svc.clock, kLeaderMoveTimeoutMs);
-  auto executor = co_await asio::this_coro::executor;
-  std::shared_ptr<const coordination::cluster_snapshot> latest;
-  for (;;) {
-    // Parked before looking, so a snapshot applied in between wakes it (handlers/cluster_wait.h).
-    auto waiter = std::make_shared<purgatory_waiter>(executor);
-    svc.topics.wake_on_next_snapshot(waiter);
-    latest = svc.topics.cluster();
-    const auto* now = latest ? latest->state(topic, p) : nullptr;
-    if (now && now->leader == target && now->leader_epoch > old_epoch) {
-      auto moved = latest->topics.find(topic);
-      const bool known = moved != latest->topics.end() && p < moved->second.partition_count();
-      co_return json_reply(200, leader_json(topic, p, *now, known ? moved->second.replicas[static_cast<size_t>(p)] : replicas,
-                                            true));
-    }
-    if (until.passed()) break;
-    auto op = waiter->wait(until);  // not inside co_await: GCC 12
-    co_await std::move(op);
+  auto wait = kc.wait_for_snapshot([&](const coordination::cluster_snapshot& s) {
+    const auto* now = s.state(topic, p);
+    return now && now->leader == target && now->leader_epoch > old_epoch;
+  }, kLeaderMoveTimeoutMs);
+  const bool moved_here = co_await std::move(wait);  // not inside co_await: GCC 12
+  const auto latest = svc.topics.cluster();
+  if (const auto* now = moved_here && latest ? latest->state(topic, p) : nullptr) {
+    auto moved = latest->topics.find(topic);
+    const bool known = moved != latest->topics.end() && p < moved->second.partition_count();
+    co_return json_reply(200, leader_json(topic, p, *now, known ? moved->second.replicas[static_cast<size_t>(p)] : replicas,
+                                          true));
   }
   if (const auto* now = latest ? latest->state(topic, p) : nullptr) {
     if (auto why = not_electable(*latest, tp, target, *now))
