@@ -324,6 +324,42 @@ std::optional<std::string> properties_unescape(std::string_view in) {
 
 }  // namespace
 
+std::map<std::string, std::string> config_from_environment(const char* const* environment) {
+  std::map<std::string, std::string> kafka, sluice;
+  for (auto* e = environment; e && *e; ++e) {
+    const std::string_view var(*e);
+    const auto eq = var.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = var.substr(0, eq);
+    std::map<std::string, std::string>* into = nullptr;
+    if (name.starts_with("KAFKA_CFG_")) {
+      into = &kafka;
+      name.remove_prefix(10);
+    } else if (name.starts_with("SLUICE_CFG_")) {
+      into = &sluice;
+      name.remove_prefix(11);
+    } else {
+      continue;
+    }
+    if (name.empty()) continue;
+    std::string key;
+    for (size_t i = 0; i < name.size(); ++i) {
+      const char c = name[i];
+      if (c == '_' && i + 1 < name.size() && name[i + 1] == '_') {
+        key.push_back('_');
+        ++i;
+      } else if (c == '_') {
+        key.push_back('.');
+      } else {
+        key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      }
+    }
+    (*into)[key] = std::string(var.substr(eq + 1));
+  }
+  for (auto& [k, v] : sluice) kafka[k] = std::move(v);
+  return kafka;
+}
+
 result<std::map<std::string, std::string>> parse_properties(const std::string& text) {
   // java.util.Properties.load: natural lines end at \n, \r or \r\n; leading blanks are skipped; '#' or '!'
   // starts a comment line; an odd number of trailing backslashes continues the logical line on the next one

@@ -122,6 +122,13 @@ const endpoint* advertised_endpoint(const broker_config& config, const std::stri
 /// trimmed (as Kafka's ConfigDef does before parsing). Errors (no key, malformed \u) carry the line number.
 result<std::map<std::string, std::string>> parse_properties(const std::string& text);
 
+/// Broker keys from environment variables, as Bitnami's Kafka image reads them (`sluice --config-env`, the Docker
+/// image): `KAFKA_CFG_LOG_DIRS=/data` and `SLUICE_CFG_LOG_DIRS=/data` both give `log.dirs=/data`. The name after the
+/// prefix is lowercased and each `_` becomes `.`; a `__` gives a literal `_`. `SLUICE_CFG_` wins over `KAFKA_CFG_` for
+/// the same key. `environment` is `environ`-shaped: NUL-terminated `NAME=value` strings, then nullptr. Variables with
+/// an empty name after the prefix are ignored.
+std::map<std::string, std::string> config_from_environment(const char* const* environment);
+
 /// Builds the effective config from defaults, `file_values` then `overrides`. Invalid values (a
 /// non-number for a numeric key, a value out of range, a malformed listener) are errors naming the key
 /// and the value; unknown keys are kept in `unknown_keys`.

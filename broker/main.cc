@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
       ("help,h", "print this help")
       ("version", "print the version and git revision, then exit")
       ("config,c", po::value<std::string>(), "server.properties file with Kafka's broker keys")
+      ("config-env", "also read keys from KAFKA_CFG_* / SLUICE_CFG_* environment variables (KAFKA_CFG_LOG_DIRS -> "
+                     "log.dirs), over the file and under --override")
       ("override", po::value<std::vector<std::string>>()->composing(), "key=value, overrides the file (repeatable)");
   po::positional_options_description positional;
   positional.add("config", 1);
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
     }
     file_values = std::move(*parsed);
   }
+  if (vm.count("config-env"))
+    for (auto& [k, v] : broker::config_from_environment(environ)) file_values[k] = std::move(v);
   std::vector<std::pair<std::string, std::string>> overrides;
   if (vm.count("override")) {
     for (const auto& kv : vm["override"].as<std::vector<std::string>>()) {

@@ -42,6 +42,7 @@ const std::vector<command>& commands() {
         {"add-partitions", "add partitions to topics", topic_add_partitions}},
        {}},
       {"produce", "send one record per line of stdin", {}, produce},
+      {"health", "ask a broker's HTTP readiness probe (/readyz); exit 0 when ready", {}, health},
       {"consume", "print records of a topic (partitions or a consumer group)", {}, consume},
       {"group",
        "list, describe, reset offsets of, delete consumer groups",

@@ -13,6 +13,8 @@ namespace sluice::cli {
 using args_t = std::vector<std::string>;
 
 int cluster_info(context& ctx, const args_t& args);
+/// health_command.cc: one GET of a broker's HTTP /readyz (container health checks).
+int health(context& ctx, const args_t& args);
 
 int topic_create(context& ctx, const args_t& args);
 int topic_list(context& ctx, const args_t& args);

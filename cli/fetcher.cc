@@ -78,6 +78,10 @@ bool fetcher::poll(const std::function<bool(const consumed_record&)>& on_record)
             refresh = true;
             continue;
           }
+          if (pd.error_code == protocol::error_code::offset_out_of_range && reset_) {
+            positions_[p] = reset_(p, positions_[p]);
+            continue;
+          }
           kafka_failure(pd.error_code, std::nullopt, fmt::format("Fetch {}-{} at offset {}", topic_, p, positions_[p]));
         }
         high_watermarks_[p] = pd.high_watermark;

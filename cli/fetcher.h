@@ -23,6 +23,11 @@ class fetcher {
   /// Retriable partition errors (leader moves) refresh the metadata; others throw failure(kafka_error).
   bool poll(const std::function<bool(const consumed_record&)>& on_record);
 
+  /// What to do when a position is out of the log (OFFSET_OUT_OF_RANGE: the records were deleted by retention, or
+  /// the topic was made again): the new position of the partition, as the Java consumer's auto.offset.reset does.
+  /// Without one, OFFSET_OUT_OF_RANGE is a failure (a position the user asked for, `consume --from 100`).
+  void on_out_of_range(std::function<int64_t(int32_t partition, int64_t position)> reset) { reset_ = std::move(reset); }
+
   const std::map<int32_t, int64_t>& positions() const { return positions_; }
   /// The high watermark each partition had in its last answer (-1 before any).
   const std::map<int32_t, int64_t>& high_watermarks() const { return high_watermarks_; }
@@ -36,6 +41,7 @@ class fetcher {
   std::map<int32_t, int64_t> high_watermarks_;
   int32_t max_wait_ms_;
   std::optional<topic_info> meta_;  // re-read after a retriable partition error
+  std::function<int64_t(int32_t, int64_t)> reset_;
 };
 
 }  // namespace sluice::cli

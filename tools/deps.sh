@@ -9,10 +9,14 @@ SLUICE_PACKAGES=(
   zookeeper libzookeeper-mt-dev
   python3-confluent-kafka make gcc dpkg-dev rapidjson-dev zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev
 )
+# Only the test command needs these (test.sh passes them): Chromium for the web console's browser test
+# (tests/console/console_test.py, driven by playwright-core from tests/console/package-lock.json).
+SLUICE_TEST_PACKAGES=(chromium)
 
+# sluice_install_deps [more packages...]: SLUICE_PACKAGES and the ones given.
 sluice_install_deps() {
   local missing=()
-  for p in "${SLUICE_PACKAGES[@]}"; do
+  for p in "${SLUICE_PACKAGES[@]}" "$@"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
   done
   [ ${#missing[@]} -eq 0 ] && return 0

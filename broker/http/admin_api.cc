@@ -9,6 +9,7 @@
 #include "broker/handlers/fault_response.h"
 #include "broker/handlers/handlers.h"
 #include "broker/http/admin_kafka.h"
+#include "broker/http/console_assets.h"
 #include "broker/group_service.h"
 #include "broker/partition.h"
 #include "broker/purgatory.h"
@@ -253,6 +254,7 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
   while (target.size() > 1 && target.back() == '/') target.remove_suffix(1);  // "/v1/cluster/" is "/v1/cluster"
   const auto method = req.method();
   const bool get = method == verb::get || method == verb::head;
+  if (target == "/" || target.starts_with("/console/")) co_return console(req, target);
   if (target == "/healthz") co_return get ? json_reply(200, json::object{{"status", "ok"}}) : method_not_allowed("GET");
   if (target == "/readyz") {
     if (!get) co_return method_not_allowed("GET");
@@ -325,6 +327,30 @@ boost::asio::awaitable<reply> admin_api::route(const request& req, const peer_in
     }
   }
   co_return error_reply(404, "NOT_FOUND", "no route " + std::string(target));
+}
+
+reply admin_api::console(const request& req, std::string_view path) {
+  const auto method = req.method();
+  if (method != verb::get && method != verb::head) return method_not_allowed("GET");
+  const auto* asset = find_console_asset(path);
+  if (!asset) return error_reply(404, "NOT_FOUND", "no console file " + std::string(path));
+  reply r{200, std::string(asset->content_type), std::string(asset->body)};
+  // no-cache: the browser asks again with If-None-Match and gets 304, so a new binary's console shows at once.
+  r.headers = {{"Cache-Control", "no-cache"},
+               {"ETag", std::string(asset->etag)},
+               {"X-Content-Type-Options", "nosniff"},
+               {"Referrer-Policy", "no-referrer"},
+               {"Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"}};
+  if (const auto it = req.find(beast_http::field::if_none_match); it != req.end()) {
+    const std::string_view want = it->value();
+    if (want == asset->etag || want == "*" || want.find(asset->etag) != std::string_view::npos) {
+      r.status = 304;
+      r.body.clear();
+    }
+  }
+  return r;
 }
 
 reply admin_api::faults(const request& req, std::string_view rest) {

@@ -32,6 +32,8 @@ class admin_api {
  private:
   boost::asio::awaitable<reply> route(const request& req, const peer_info& peer);
   boost::asio::awaitable<reply> metrics(const peer_info& peer);
+  /// GET / and /console/<file>: the web console (console_assets.h), with an ETag (304 on If-None-Match) and a CSP.
+  reply console(const request& req, std::string_view path);
   reply faults(const request& req, std::string_view rest);
 
   broker_services& services_;

@@ -100,6 +100,7 @@ beast_http::response<beast_http::string_body> to_response(const reply& r, unsign
   res.set(beast_http::field::server, "sluice");
   res.set(beast_http::field::content_type, r.content_type);
   if (!r.allow.empty()) res.set(beast_http::field::allow, r.allow);
+  for (const auto& [name, value] : r.headers) res.set(name, value);
   res.keep_alive(keep_alive);
   res.body() = r.body;
   res.prepare_payload();

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -31,6 +32,7 @@ struct reply {
   std::string content_type = "application/json";
   std::string body;
   std::string allow;  // the Allow header of a 405 (RFC 9110 §15.5.6): "GET, POST"
+  std::vector<std::pair<std::string, std::string>> headers;  // more header fields, as given (the console's caching, CSP)
 };
 
 /// Who sent a request: the client's IP address as text ("127.0.0.1", "::1").

@@ -54,3 +54,28 @@ TEST(Properties, MetaPropertiesWithEscapedKeysAndBareCarriageReturns) {
 
 }  // namespace
 }  // namespace sluice::broker
+
+// `sluice --config-env` (the Docker image): Bitnami's KAFKA_CFG_* names and our SLUICE_CFG_* ones.
+TEST(Properties, KeysFromTheEnvironment) {
+  const char* env[] = {"KAFKA_CFG_LOG_DIRS=/bitnami/kafka/data",
+                       "KAFKA_CFG_ADVERTISED_LISTENERS=PLAINTEXT://localhost:9092,INTERNAL://sluice-1:29092",
+                       "SLUICE_CFG_NUM_PARTITIONS=3",
+                       "KAFKA_CFG_NUM_PARTITIONS=1",          // SLUICE_CFG_ wins for the same key
+                       "SLUICE_CFG_SLUICE_TEST_FAULTS_ENABLE=true",
+                       "KAFKA_CFG_SOME__ODD_NAME=x",          // __ is a literal underscore
+                       "KAFKA_CFG_=ignored",                  // nothing after the prefix
+                       "KAFKA_HEAP_OPTS=-Xmx1g",              // not a config variable
+                       "PATH=/usr/bin",
+                       "KAFKA_CFG_EMPTY_VALUE=",
+                       nullptr};
+  const auto got = config_from_environment(env);
+  const std::map<std::string, std::string> want{
+      {"log.dirs", "/bitnami/kafka/data"},
+      {"advertised.listeners", "PLAINTEXT://localhost:9092,INTERNAL://sluice-1:29092"},
+      {"num.partitions", "3"},
+      {"sluice.test.faults.enable", "true"},
+      {"some_odd.name", "x"},
+      {"empty.value", ""}};
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(config_from_environment(nullptr).empty());
+}

@@ -298,7 +298,7 @@ def body(binary, broker, check):
     check.eq((rc, out), (0, ""), "a third run with --exit: nothing left")
 
     # ---- two `sluice consume --group` at once split the partitions (range assignor) and read each record once
-    tmp = broker.dir
+    tmp = getattr(broker, "dir", None) or __import__("tempfile").mkdtemp(prefix="cli-group-")
 
     def start(name):
         f = open(os.path.join(tmp, name + ".out"), "w+b")
@@ -366,6 +366,24 @@ def body(binary, broker, check):
             f.close()
             e.close()
 
+    # ---- a committed offset the log no longer holds (DeleteRecords moved the log start past it): the group
+    # starts over as the Java consumer's auto.offset.reset does (--from beginning: the log start), with a note
+    check.eq(cli("topic", "create", "trimmed", "--partitions", "1")[0], 0, "create trimmed")
+    rc, _, err = cli("produce", "trimmed", stdin="".join("t%d\n" % i for i in range(10)))
+    check.eq(rc, 0, "produce 10 to trimmed: %s" % err)
+    rc, out, err = cli("consume", "trimmed", "--group", "trim", "--from", "beginning", "--num", "3", "-f", "%o\\n")
+    check.eq((rc, out), (0, "0\n1\n2\n"), "trim read 3 records and committed offset 3 (%s)" % err)
+    check.eq(ck_offsets("trim"), {("trimmed", 0): 3}, "trim committed 3")
+    futs = admin.delete_records([ck.TopicPartition("trimmed", 0, 6)])
+    for f in futs.values():
+        f.result(15)
+    rc, out, err = cli("consume", "trimmed", "--group", "trim", "--from", "beginning", "--exit", "-f", "%o %s\\n")
+    check.eq((rc, out), (0, "".join("%d t%d\n" % (i, i) for i in range(6, 10))),
+             "committed 3 below the log start 6: read from the log start (%s)" % err)
+    check.true("trimmed-0: offset 3 is out of range (OFFSET_OUT_OF_RANGE); resetting to 6 (the log start)" in err,
+               "the reset is reported: %r" % err)
+    check.eq(ck_offsets("trim"), {("trimmed", 0): 10}, "trim committed the log end after the reset")
+
     rc, _, err = cli("consume", "nosuch", "--group", "x", "--exit")
     check.true(rc == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in err, "consume --group of a missing topic: %r" % err)
     rc, _, err = cli("consume", "feed", "--group", "x", "--partition", "0")
@@ -376,6 +394,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
     ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
+    ap.add_argument("--reference", choices=["kafka"], help="run the CLI against Apache Kafka 4.4 instead of a Sluice broker")
     args = ap.parse_args()
     if not args.broker or not os.access(args.broker, os.X_OK):
         print("SKIPPED: no sluice binary (--broker or SLUICE_BINARY)")
@@ -392,7 +411,11 @@ def main():
         return h.SKIP
     print("# confluent-kafka %s (librdkafka %s)" % (confluent_kafka.version()[0] if isinstance(confluent_kafka.version(), tuple) else confluent_kafka.version(), confluent_kafka.libversion()[0]))
     t0 = time.monotonic()
-    code = h.run(lambda broker, check: body(os.path.abspath(args.broker), broker, check), args.broker, OVERRIDES)
+    run = lambda broker, check: body(os.path.abspath(args.broker), broker, check)  # noqa: E731
+    if args.reference == "kafka":
+        code = h.run_reference(run, OVERRIDES, os.path.abspath(args.cache))
+    else:
+        code = h.run(run, args.broker, OVERRIDES)
     print("# %.1f s" % (time.monotonic() - t0))
     return code
 

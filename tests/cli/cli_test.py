@@ -51,7 +51,16 @@ def partition_for(key, n):
 
 
 def main():
-    binary, _ = h.binary_from_args(__doc__)
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"), help="the sluice executable (the CLI, and the broker)")
+    ap.add_argument("--reference", choices=["kafka"], help="run the CLI against Apache Kafka 4.4 instead of a Sluice broker")
+    ap.add_argument("--cache", default=None, help="compat cache with the Kafka jars (--reference kafka)")
+    args = ap.parse_args()
+    binary = args.broker
+    if not binary or not os.access(binary, os.X_OK):
+        print("SKIPPED: no sluice binary (--broker or SLUICE_BINARY)")
+        return h.SKIP
     if not shutil.which("kcat"):
         print("SKIPPED: no kcat")
         return h.SKIP
@@ -85,7 +94,8 @@ def main():
         check.eq([(b["id"], b["host"], b["port"]) for b in info.get("brokers", [])],
                  [(b["id"], b["name"].rsplit(":", 1)[0], int(b["name"].rsplit(":", 1)[1])) for b in meta["brokers"]],
                  "cluster info brokers == kcat -L brokers")
-        check.eq(info.get("controller_id"), 0, "controller id")
+        broker_id = meta["brokers"][0]["id"]  # 0 for Sluice, 1 for the Kafka reference (node.id=1)
+        check.eq(info.get("controller_id"), broker_id, "controller id (a single node)")
         check.true(isinstance(info.get("cluster_id"), str) and len(info["cluster_id"]) == 22, "cluster id: %r" % info)
         rc, out, _ = cli("cluster", "info")
         check.true(rc == 0 and info.get("cluster_id", "?") in out and "127.0.0.1" in out, "text cluster info: %r" % out)
@@ -115,7 +125,7 @@ def main():
         check.eq(names, kcat_names, "topic list == kcat -L")
         desc = cli_json("topic", "describe", "orders")
         check.eq([(p["partition"], p["leader"], p["replicas"], p["isr"], p["high_watermark"]) for p in desc.get("partitions", [])],
-                 [(0, 0, [0], [0], 0), (1, 0, [0], [0], 0), (2, 0, [0], [0], 0)], "describe partitions")
+                 [(p, broker_id, [broker_id], [broker_id], 0) for p in range(3)], "describe partitions")
         cfg = {c["name"]: (c["value"], c["source"]) for c in desc.get("configs", [])}
         check.eq(cfg.get("retention.ms"), ("123456", "DYNAMIC_TOPIC_CONFIG"), "describe: retention.ms set at create")
         rc, out, err = cli("topic", "describe", "nope")
@@ -252,6 +262,8 @@ def main():
         rc, out, _ = cli("--brokers", dead + "," + bs, "topic", "list", brokers=False)
         check.true(rc == 0 and "orders" in out, "a dead broker first in --brokers: %r" % out)
 
+    if args.reference == "kafka":
+        return h.run_reference(body, None, args.cache)
     return h.run(body, binary)
 
 

@@ -281,10 +281,9 @@ class Api:
                 if errs:
                     ok = False
                     notes.append("response schema: %s; body %s" % ("; ".join(errs[:6]), short(parsed)))
-            elif "text/plain" in content:
-                if not ctype.startswith("text/plain"):
-                    ok = False
-                    notes.append("content type %r" % ctype)
+            elif not any(ctype.startswith(t) for t in content):
+                ok = False
+                notes.append("content type %r, declared %s" % (ctype, sorted(content)))
         # The request side.
         invalid = []
         for (where, name), sptr in self.spec.parameters(tpl, doc_method).items():
@@ -741,6 +740,16 @@ def probe_checks(api, r, broker, http_port):
     s, b = api.call("GET", "/readyz", expect=200)
     s, hdrs, text = api.raw("GET", "/metrics")
     api.call("GET", "/metrics", expect=200)
+    # The web console's files (their use is tests/console/console_test.py).
+    _, page_headers, _ = api.raw("GET", "/")
+    api.call("GET", "/", expect=200)
+    api.call("GET", "/console/console.js", expect=200)
+    api.call("GET", "/console/console.css", expect=200)
+    api.call("GET", "/console/app.js", expect=404, error="NOT_FOUND", what="no such console file")
+    r.check("etag" in page_headers, "GET / has an ETag", str(page_headers))
+    if "etag" in page_headers:
+        s304, _, body = api.raw("GET", "/", headers={"If-None-Match": page_headers["etag"]})
+        r.check(s304 == 304 and body == b"", "GET / with its ETag: 304 without a body", "%d, %d bytes" % (s304, len(body)))
     t = text.decode("utf-8", "replace")
     r.check("kafka_server_replicamanager_partitioncount" in t and "# TYPE" in t, "/metrics is Prometheus text")
     s, c = api.call("GET", "/v1/cluster", expect=200)
@@ -805,7 +814,7 @@ def reverse_checks(api, r, samples):
         if "GET" in documented and api.spec.head_as_get(tpl):
             s_get, _, _ = api.raw("GET", path)
             api.call("HEAD", path, expect=s_get, what="HEAD as GET")
-    for path in ["/", "/v1", "/v2/topics", "/healthz/deep", "/metrics/x", "/v1/clusters", "/v1/brokers/0",
+    for path in ["/index.html", "/console", "/v1", "/v2/topics", "/healthz/deep", "/metrics/x", "/v1/clusters", "/v1/brokers/0",
                  "/v1/topics/%s/partitions/0" % TOPIC, "/v1/topics/%s/partitions/0/records/1" % TOPIC,
                  "/v1/topics/%s/configs/retention.ms" % TOPIC, "/v1/topics/%s/records/x" % TOPIC, "/v1/topics/%s/x" % TOPIC,
                  "/v1/groups/%s/members" % GROUP, "/v1/groups/%s/offsets/0" % GROUP, "/v1/faultsX", "/v1/faults/1/x",
@@ -860,7 +869,7 @@ def secured_checks(api, r):
 # logs are recovered, /v1/groups 503 while a coordinator loads): their error case is the 405 of another method.
 # Operations whose success needs a ZooKeeper cluster: their 200 is covered by integration.leader_move_test.
 CLUSTER_ONLY_SUCCESS = {("/v1/topics/{topic}/partitions/{partition}/leader", "POST")}
-NO_REACHABLE_ERROR = {("/healthz", "GET"), ("/readyz", "GET"), ("/metrics", "GET"), ("/v1/cluster", "GET"),
+NO_REACHABLE_ERROR = {("/", "GET"), ("/healthz", "GET"), ("/readyz", "GET"), ("/metrics", "GET"), ("/v1/cluster", "GET"),
                       ("/v1/brokers", "GET"), ("/v1/topics", "GET"), ("/v1/groups", "GET")}
 
 
@@ -935,7 +944,7 @@ def main():
         groups_checks(api_a, a, r, kc)
         faults_checks(api_a, a, r)
         transport_checks(api_a, r)
-        reverse_checks(api_a, r, {"topic": TOPIC, "partition": "0", "group": GROUP, "id": "1"})
+        reverse_checks(api_a, r, {"topic": TOPIC, "partition": "0", "group": GROUP, "id": "1", "file": "console.js"})
         leader_checks(api_a, r)
         reset_checks(api_a, r)
         secured_checks(api_b, r)
