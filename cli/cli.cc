@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -51,6 +53,18 @@ const std::vector<command>& commands() {
         {"reset-offsets", "set a group's committed offsets (the group must be empty)", group_reset_offsets},
         {"delete", "delete consumer groups", group_delete}},
        {}},
+      {"acl",
+       "list, create, delete ACLs (the authorizer's rules)",
+       {{"list", "the ACLs that match a filter (every ACL without one)", acl_list},
+        {"create", "allow or deny principals operations on resources", acl_create},
+        {"delete", "remove the ACLs that match a filter", acl_delete}},
+       {}},
+      {"user",
+       "list, create, delete SCRAM users",
+       {{"list", "users with their SCRAM mechanisms and iterations", user_list},
+        {"create", "create or update a user's SCRAM credential", user_create},
+        {"delete", "delete a user's SCRAM credentials", user_delete}},
+       {}},
   };
   return all;
 }
@@ -60,6 +74,11 @@ const char* global_help =
     "  -b, --brokers H:P[,H:P...]  brokers to bootstrap from (default $SLUICE_BROKERS, then 127.0.0.1:9092)\n"
     "  --json                      machine-readable output: one JSON document (consume: one per record)\n"
     "  --timeout-ms MS             connect and request timeout (default 10000)\n"
+    "  -X key=value                a client property: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL),\n"
+    "                              sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), sasl.username, sasl.password,\n"
+    "                              ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,\n"
+    "                              enable.ssl.certificate.verification, ssl.endpoint.identification.algorithm\n"
+    "  --command-config FILE       the same properties from a key=value file (as Kafka's tools take)\n"
     "  -h, --help                  help of the command it follows\n"
     "  --version                   print the version and exit\n"
     "Exit codes: 0 ok, 1 Kafka error (named in the message), 2 usage error, 3 cannot connect or timed out.\n";
@@ -85,7 +104,8 @@ bool is_help(const std::string& a) { return a == "--help" || a == "-h" || a == "
 bool is_cli_invocation(int argc, char** argv) {
   if (argc < 2) return false;
   std::string_view a = argv[1];
-  if (a == "--brokers" || a.starts_with("--brokers=") || a == "-b" || a == "--json" || a.starts_with("--timeout-ms"))
+  if (a == "--brokers" || a.starts_with("--brokers=") || a == "-b" || a == "--json" || a.starts_with("--timeout-ms") ||
+      a.starts_with("-X") || a.starts_with("--command-config"))
     return true;
   for (const auto& c : commands())
     if (a == c.name) return true;
@@ -93,7 +113,9 @@ bool is_cli_invocation(int argc, char** argv) {
 }
 
 cluster& context::kafka() {
-  if (!cluster_) cluster_ = std::make_unique<cluster>(parse_endpoints(options_.brokers), options_.timeout, "sluice-cli");
+  if (!cluster_)
+    cluster_ = std::make_unique<cluster>(parse_endpoints(options_.brokers), options_.timeout, "sluice-cli",
+                                         std::make_shared<const client_security>(options_.security));
   return *cluster_;
 }
 
@@ -129,6 +151,28 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
         long ms = std::strtol(v.c_str(), &end, 10);
         if (v.empty() || *end || ms <= 0) usage_error("--timeout-ms takes a positive number of milliseconds, got '" + v + "'");
         g.timeout = std::chrono::milliseconds(ms);
+      } else if (a == "-X" || a.starts_with("-X")) {
+        const std::string kv = a == "-X" ? value("-X") : a.substr(2);
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) usage_error("-X takes key=value, got '" + kv + "'");
+        g.security.set(kv.substr(0, eq), kv.substr(eq + 1));
+      } else if (a == "--command-config" || a.starts_with("--command-config=")) {
+        const std::string path = value("--command-config");
+        std::ifstream in(path);
+        if (!in) usage_error("--command-config: cannot read " + path);
+        std::string line;
+        while (std::getline(in, line)) {
+          while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+          size_t b = line.find_first_not_of(" \t");
+          if (b == std::string::npos || line[b] == '#' || line[b] == '!') continue;
+          const auto eq = line.find('=', b);
+          if (eq == std::string::npos) usage_error("--command-config " + path + ": a line must be key=value: '" + line + "'");
+          auto key = line.substr(b, eq - b);
+          while (!key.empty() && key.back() == ' ') key.pop_back();
+          auto val = line.substr(eq + 1);
+          val.erase(0, std::min(val.find_first_not_of(' '), val.size()));
+          g.security.set(key, val);
+        }
       } else if (a == "--version") {
         version = true;
       } else {

@@ -24,14 +24,15 @@ const topic_info* cluster_metadata::find(const std::string& name) const {
   return nullptr;
 }
 
-cluster::cluster(std::vector<endpoint> bootstrap, std::chrono::milliseconds timeout, std::string client_id)
-    : bootstrap_list_(std::move(bootstrap)), timeout_(timeout), client_id_(std::move(client_id)) {}
+cluster::cluster(std::vector<endpoint> bootstrap, std::chrono::milliseconds timeout, std::string client_id,
+                 std::shared_ptr<const client_security> security)
+    : bootstrap_list_(std::move(bootstrap)), timeout_(timeout), client_id_(std::move(client_id)), security_(std::move(security)) {}
 
 connection& cluster::bootstrap() {
   if (bootstrap_) return *bootstrap_;
   std::string reasons;
   for (const auto& e : bootstrap_list_) {
-    auto c = std::make_unique<connection>(io_, e, timeout_, client_id_);
+    auto c = std::make_unique<connection>(io_, e, timeout_, client_id_, security_);
     try {
       c->open();
       bootstrap_ = std::move(c);
@@ -54,7 +55,7 @@ connection& cluster::node(int32_t id) {
   endpoint e{b->host, static_cast<uint16_t>(b->port)};
   // The bootstrap connection is reused when it is this broker (same address as advertised).
   if (bootstrap_ && bootstrap_->where().host == e.host && bootstrap_->where().port == e.port) return *bootstrap_;
-  auto c = std::make_unique<connection>(io_, e, timeout_, client_id_);
+  auto c = std::make_unique<connection>(io_, e, timeout_, client_id_, security_);
   c->open();
   return *nodes_.emplace(id, std::move(c)).first->second;
 }
@@ -92,7 +93,7 @@ connection& cluster::coordinator(const std::string& group) {
       if (auto it = nodes_.find(id); it != nodes_.end()) return *it->second;
       endpoint e{host, static_cast<uint16_t>(port)};
       if (bootstrap_->where().host == e.host && bootstrap_->where().port == e.port) return *bootstrap_;
-      auto conn = std::make_unique<connection>(io_, e, timeout_, client_id_);
+      auto conn = std::make_unique<connection>(io_, e, timeout_, client_id_, security_);
       conn->open();
       return *nodes_.emplace(id, std::move(conn)).first->second;
     }

@@ -51,7 +51,10 @@ struct cluster_metadata {
 
 class cluster {
  public:
-  cluster(std::vector<endpoint> bootstrap, std::chrono::milliseconds timeout, std::string client_id);
+  cluster(std::vector<endpoint> bootstrap, std::chrono::milliseconds timeout, std::string client_id,
+          std::shared_ptr<const client_security> security = nullptr);
+  /// How connections are made (TLS, SASL): for connections of their own, such as the heartbeat thread's.
+  const std::shared_ptr<const client_security>& security() const { return security_; }
 
   /// The first bootstrap broker that accepts (exit 3 naming every address tried when none does).
   connection& bootstrap();
@@ -77,6 +80,7 @@ class cluster {
   std::vector<endpoint> bootstrap_list_;
   std::chrono::milliseconds timeout_;
   std::string client_id_;
+  std::shared_ptr<const client_security> security_;
   asio::io_context io_;
   std::unique_ptr<connection> bootstrap_;
   std::map<int32_t, std::unique_ptr<connection>> nodes_;

@@ -40,4 +40,12 @@ int group_describe(context& ctx, const args_t& args);
 int group_reset_offsets(context& ctx, const args_t& args);
 int group_delete(context& ctx, const args_t& args);
 
+/// security_commands.cc: ACLs (KIP-140) and SCRAM users (KIP-554).
+int acl_list(context& ctx, const args_t& args);
+int acl_create(context& ctx, const args_t& args);
+int acl_delete(context& ctx, const args_t& args);
+int user_list(context& ctx, const args_t& args);
+int user_create(context& ctx, const args_t& args);
+int user_delete(context& ctx, const args_t& args);
+
 }  // namespace sluice::cli

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "cli/scram_client.h"
 #include "protocol/messages/api_versions.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
 
 namespace sluice::cli {
 
@@ -56,8 +61,53 @@ std::vector<endpoint> parse_endpoints(const std::string& list) {
   return out;
 }
 
-connection::connection(asio::io_context& io, endpoint where, std::chrono::milliseconds timeout, std::string client_id)
-    : io_(io), socket_(io), where_(std::move(where)), timeout_(timeout), client_id_(std::move(client_id)) {}
+void client_security::set(const std::string& key, const std::string& value) {
+  auto boolean = [&] {
+    if (value == "true") return true;
+    if (value == "false") return false;
+    usage_error(fmt::format("{} takes true or false, got '{}'", key, value));
+  };
+  if (key == "security.protocol") {
+    std::string v;
+    for (char c : value) v.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    if (v != "PLAINTEXT" && v != "SSL" && v != "SASL_PLAINTEXT" && v != "SASL_SSL")
+      usage_error(fmt::format("security.protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got '{}'", value));
+    protocol = v;
+  } else if (key == "sasl.mechanism" || key == "sasl.mechanisms") {
+    if (value != "PLAIN" && !scram_mechanism::named(value).ok)
+      usage_error(fmt::format("{} must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '{}'", key, value));
+    mechanism = value;
+  } else if (key == "sasl.username") {
+    username = value;
+  } else if (key == "sasl.password") {
+    password = value;
+  } else if (key == "ssl.ca.location") {
+    ca_location = value;
+  } else if (key == "ssl.certificate.location") {
+    certificate_location = value;
+  } else if (key == "ssl.key.location") {
+    key_location = value;
+  } else if (key == "ssl.key.password") {
+    key_password = value;
+  } else if (key == "enable.ssl.certificate.verification") {
+    verify_certificate = boolean();
+  } else if (key == "ssl.endpoint.identification.algorithm") {
+    if (value != "https" && value != "none" && !value.empty())
+      usage_error(fmt::format("ssl.endpoint.identification.algorithm must be https or none, got '{}'", value));
+    verify_hostname = value == "https";
+  } else {
+    usage_error(fmt::format(
+        "unknown client property '{}' (security.protocol, sasl.mechanism, sasl.username, sasl.password, ssl.ca.location, "
+        "ssl.certificate.location, ssl.key.location, ssl.key.password, enable.ssl.certificate.verification, "
+        "ssl.endpoint.identification.algorithm)",
+        key));
+  }
+}
+
+connection::connection(asio::io_context& io, endpoint where, std::chrono::milliseconds timeout, std::string client_id,
+                       std::shared_ptr<const client_security> security)
+    : io_(io), socket_(io), security_(std::move(security)), where_(std::move(where)), timeout_(timeout),
+      client_id_(std::move(client_id)) {}
 
 connection::~connection() {
   boost::system::error_code ec;
@@ -103,7 +153,84 @@ void connection::open() {
   if (connect_ec)
     throw failure(exit_code::cannot_connect, fmt::format("cannot connect to {}: {}", where_.text(), connect_ec.message()));
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  if (security_ && security_->tls()) handshake_tls();
   ask_api_versions();
+  if (security_ && security_->sasl()) authenticate();
+}
+
+void connection::handshake_tls() {
+  const auto& s = *security_;
+  tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  auto& ctx = *tls_context_;
+  boost::system::error_code ec;
+  ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                  asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  if (!s.ca_location.empty()) ctx.load_verify_file(s.ca_location, ec);
+  else ctx.set_default_verify_paths(ec);
+  if (ec) usage_error(fmt::format("ssl.ca.location {}: {}", s.ca_location.empty() ? "(system)" : s.ca_location, ec.message()));
+  if (!s.key_password.empty()) ctx.set_password_callback([pw = s.key_password](size_t, asio::ssl::context::password_purpose) { return pw; });
+  if (!s.certificate_location.empty()) {
+    ctx.use_certificate_chain_file(s.certificate_location, ec);
+    if (ec) usage_error(fmt::format("ssl.certificate.location {}: {}", s.certificate_location, ec.message()));
+    ctx.use_private_key_file(s.key_location.empty() ? s.certificate_location : s.key_location, asio::ssl::context::pem, ec);
+    if (ec) usage_error(fmt::format("ssl.key.location {}: {}", s.key_location, ec.message()));
+  }
+  ctx.set_verify_mode(s.verify_certificate ? asio::ssl::verify_peer : asio::ssl::verify_none);
+  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, ctx);
+  if (s.verify_certificate && s.verify_hostname) tls_->set_verify_callback(asio::ssl::host_name_verification(where_.host));
+  boost::system::error_code addr_ec;
+  asio::ip::make_address(where_.host, addr_ec);
+  if (addr_ec) SSL_set_tlsext_host_name(tls_->native_handle(), where_.host.c_str());  // SNI for a host name only
+  bool done = false;
+  boost::system::error_code hec;
+  tls_->async_handshake(asio::ssl::stream_base::client, [&](const boost::system::error_code& e) {
+    hec = e;
+    done = true;
+  });
+  wait(done, timeout_, "TLS handshake");
+  if (hec) {
+    socket_.close(ec);
+    throw failure(exit_code::kafka_error, fmt::format("SSL_HANDSHAKE_FAILED: {}: {}", where_.text(), hec.message()));
+  }
+}
+
+void connection::authenticate() {
+  const auto& s = *security_;
+  protocol::sasl_handshake_request hs;
+  hs.mechanism = s.mechanism;
+  const int16_t hv = pick(protocol::api_key::sasl_handshake, 1, 1);
+  const auto hr = call<protocol::sasl_handshake_response>(hs, hv);
+  if (hr.error_code != protocol::error_code::none) {
+    std::string enabled;
+    for (const auto& m : hr.mechanisms) enabled += (enabled.empty() ? "" : ", ") + m;
+    throw failure(exit_code::kafka_error, fmt::format("{}: {} does not enable SASL mechanism {} (it enables: {})",
+                                                      protocol::error_name(hr.error_code), where_.text(), s.mechanism,
+                                                      enabled.empty() ? "none" : enabled));
+  }
+  const int16_t av = pick(protocol::api_key::sasl_authenticate, 0, 2);
+  auto step = [&](const std::string& message) {
+    protocol::sasl_authenticate_request r;
+    r.auth_bytes.assign(message.begin(), message.end());
+    const auto a = call<protocol::sasl_authenticate_response>(r, av);
+    if (a.error_code != protocol::error_code::none)
+      throw failure(exit_code::kafka_error,
+                    fmt::format("{}: {}", protocol::error_name(a.error_code),
+                                a.error_message && !a.error_message->empty() ? *a.error_message
+                                                                             : "authentication as " + s.username + " failed"));
+    return std::string(a.auth_bytes.begin(), a.auth_bytes.end());
+  };
+  if (s.mechanism == "PLAIN") {
+    step(std::string(1, '\0') + s.username + std::string(1, '\0') + s.password);
+    return;
+  }
+  scram_client scram(scram_mechanism::named(s.mechanism), s.username, s.password);
+  const auto server_first = step(scram.client_first());
+  const auto final_step = scram.client_final(server_first);
+  if (!final_step.error.empty())
+    throw failure(exit_code::kafka_error, "SASL_AUTHENTICATION_FAILED: " + final_step.error);
+  const auto server_final = step(final_step.message);
+  if (auto problem = scram.verify_server_final(server_final); !problem.empty())
+    throw failure(exit_code::kafka_error, "SASL_AUTHENTICATION_FAILED: " + problem);
 }
 
 std::shared_ptr<std::vector<uint8_t>> connection::exchange(const std::vector<uint8_t>& request,
@@ -114,13 +241,14 @@ std::shared_ptr<std::vector<uint8_t>> connection::exchange(const std::vector<uin
   auto size_prefix = std::make_shared<std::array<uint8_t, 4>>();
   auto body = std::make_shared<std::vector<uint8_t>>();
   // Write the request, then read the 4-byte size and the frame; `done` when all of it is in or on error.
-  asio::async_write(socket_, asio::buffer(request), [&](const boost::system::error_code& e, size_t) {
+  with_stream([&](auto& stream) {
+  asio::async_write(stream, asio::buffer(request), [&](const boost::system::error_code& e, size_t) {
     if (e) {
       ec = e;
       done = true;
       return;
     }
-    asio::async_read(socket_, asio::buffer(*size_prefix), [&](const boost::system::error_code& e2, size_t) {
+    asio::async_read(stream, asio::buffer(*size_prefix), [&](const boost::system::error_code& e2, size_t) {
       if (e2) {
         ec = e2;
         done = true;
@@ -134,11 +262,12 @@ std::shared_ptr<std::vector<uint8_t>> connection::exchange(const std::vector<uin
         return;
       }
       body->resize(size);
-      asio::async_read(socket_, asio::buffer(*body), [&](const boost::system::error_code& e3, size_t) {
+      asio::async_read(stream, asio::buffer(*body), [&](const boost::system::error_code& e3, size_t) {
         ec = e3;
         done = true;
       });
     });
+  });
   });
   wait(done, timeout, "request");
   if (ec) broken(ec == asio::error::eof ? std::string("the broker closed the connection") : ec.message());
@@ -149,9 +278,11 @@ void connection::write_only(const std::vector<uint8_t>& request) {
   if (!socket_.is_open()) broken("connection closed");
   bool done = false;
   boost::system::error_code ec;
-  asio::async_write(socket_, asio::buffer(request), [&](const boost::system::error_code& e, size_t) {
-    ec = e;
-    done = true;
+  with_stream([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(request), [&](const boost::system::error_code& e, size_t) {
+      ec = e;
+      done = true;
+    });
   });
   wait(done, timeout_, "send");
   if (ec) broken(ec.message());

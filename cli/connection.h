@@ -8,6 +8,7 @@
 // KIP-511 says) and pick() chooses, per API, the highest version both sides support within the range the
 // CLI's code handles.
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -33,14 +34,37 @@ struct endpoint {
 /// Parses a comma-separated --brokers list; a malformed entry is a usage error.
 std::vector<endpoint> parse_endpoints(const std::string& list);
 
+/// How the CLI connects: the client properties of `-X key=value` and `--command-config FILE` (cli/README.md,
+/// librdkafka's names). TLS through OpenSSL (Boost.Asio's ssl::stream); SASL PLAIN and SCRAM-SHA-256/512 with
+/// SaslHandshake v1 and SaslAuthenticate (KIP-43, KIP-84, KIP-152).
+struct client_security {
+  std::string protocol = "PLAINTEXT";  // security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+  std::string mechanism = "PLAIN";     // sasl.mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+  std::string username, password;      // sasl.username, sasl.password
+  std::string ca_location;             // ssl.ca.location: PEM file of trusted CAs (default: the system's)
+  std::string certificate_location;    // ssl.certificate.location: PEM client certificate (mutual TLS)
+  std::string key_location;            // ssl.key.location: its PEM private key
+  std::string key_password;            // ssl.key.password
+  bool verify_certificate = true;      // enable.ssl.certificate.verification
+  bool verify_hostname = true;         // ssl.endpoint.identification.algorithm: https (default) or none
+  bool tls() const { return protocol == "SSL" || protocol == "SASL_SSL"; }
+  bool sasl() const { return protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL"; }
+  /// Sets one property; a usage error for an unknown key or a bad value.
+  void set(const std::string& key, const std::string& value);
+};
+
 class connection {
  public:
-  connection(asio::io_context& io, endpoint where, std::chrono::milliseconds timeout, std::string client_id);
+  /// `security`: nullptr or PLAINTEXT for a plain connection.
+  connection(asio::io_context& io, endpoint where, std::chrono::milliseconds timeout, std::string client_id,
+             std::shared_ptr<const client_security> security = nullptr);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
-  /// Connects (bounded by the timeout) and asks ApiVersions. Throws failure(cannot_connect) naming the address.
+  /// Connects (bounded by the timeout), makes the TLS handshake, asks ApiVersions and authenticates as `security`
+  /// says. Throws failure(cannot_connect) naming the address, or failure(kafka_error) with
+  /// SASL_AUTHENTICATION_FAILED / UNSUPPORTED_SASL_MECHANISM / SSL_HANDSHAKE_FAILED.
   void open();
   const endpoint& where() const { return where_; }
 
@@ -83,9 +107,20 @@ class connection {
   void wait(bool& done, std::chrono::milliseconds timeout, const char* what);
   [[noreturn]] void broken(const std::string& why);
   void ask_api_versions();
+  void handshake_tls();
+  void authenticate();
+  /// Runs f on the stream: the TLS stream when there is one, else the socket.
+  template <class F>
+  void with_stream(F&& f) {
+    if (tls_) f(*tls_);
+    else f(socket_);
+  }
 
   asio::io_context& io_;
   asio::ip::tcp::socket socket_;
+  std::shared_ptr<const client_security> security_;
+  std::unique_ptr<asio::ssl::context> tls_context_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls_;
   endpoint where_;
   std::chrono::milliseconds timeout_;
   std::string client_id_;

@@ -19,6 +19,7 @@ struct global_options {
   std::string brokers = "127.0.0.1:9092";  // --brokers, else $SLUICE_BROKERS, else this
   bool json = false;                       // --json: machine-readable output
   std::chrono::milliseconds timeout{10000};  // --timeout-ms: connect and request timeout
+  client_security security;                  // -X key=value, --command-config FILE
 };
 
 class context {

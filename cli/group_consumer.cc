@@ -71,8 +71,10 @@ struct membership {
 /// Owns its own io_context and connection to the coordinator (the main thread's connections are not shared).
 class heartbeat_thread {
  public:
-  heartbeat_thread(endpoint coordinator, std::chrono::milliseconds timeout, std::string group, membership m)
-      : where_(std::move(coordinator)), timeout_(timeout), group_(std::move(group)), member_(std::move(m)) {
+  heartbeat_thread(endpoint coordinator, std::chrono::milliseconds timeout, std::string group, membership m,
+                   std::shared_ptr<const client_security> security)
+      : where_(std::move(coordinator)), timeout_(timeout), group_(std::move(group)), member_(std::move(m)),
+        security_(std::move(security)) {
     thread_ = std::thread([this] { run(); });
   }
   ~heartbeat_thread() {
@@ -100,7 +102,7 @@ class heartbeat_thread {
  private:
   void run() {
     asio::io_context io;
-    connection c(io, where_, timeout_, "sluice-cli");
+    connection c(io, where_, timeout_, "sluice-cli", security_);
     try {
       c.open();
       const int16_t v = c.pick(protocol::api_key::heartbeat, 0, 4);
@@ -130,6 +132,7 @@ class heartbeat_thread {
   std::chrono::milliseconds timeout_;
   std::string group_;
   membership member_;
+  std::shared_ptr<const client_security> security_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
@@ -319,7 +322,7 @@ int consume_group(context& ctx, const std::string& topic, const std::string& gro
   };
   f.emplace(ctx, topic, g.start_positions(from));
   f->on_out_of_range(reset);
-  auto hb = std::make_unique<heartbeat_thread>(g.coordinator().where(), kafka.timeout(), group, g.member());
+  auto hb = std::make_unique<heartbeat_thread>(g.coordinator().where(), kafka.timeout(), group, g.member(), kafka.security());
   auto last_commit = std::chrono::steady_clock::now();
   int64_t printed = 0;
   for (;;) {
@@ -362,7 +365,7 @@ int consume_group(context& ctx, const std::string& topic, const std::string& gro
   };
   f.emplace(ctx, topic, g.start_positions(from));
   f->on_out_of_range(reset);
-    hb = std::make_unique<heartbeat_thread>(g.coordinator().where(), kafka.timeout(), group, g.member());
+    hb = std::make_unique<heartbeat_thread>(g.coordinator().where(), kafka.timeout(), group, g.member(), kafka.security());
     last_commit = std::chrono::steady_clock::now();
   }
   hb.reset();
