@@ -52,9 +52,6 @@ TEST(Properties, MetaPropertiesWithEscapedKeysAndBareCarriageReturns) {
   EXPECT_EQ(m->cluster_id, "J0kh_nACP3Q");
 }
 
-}  // namespace
-}  // namespace sluice::broker
-
 // `sluice --config-env` (the Docker image): Bitnami's KAFKA_CFG_* names and our SLUICE_CFG_* ones.
 TEST(Properties, KeysFromTheEnvironment) {
   const char* env[] = {"KAFKA_CFG_LOG_DIRS=/bitnami/kafka/data",
@@ -79,3 +76,6 @@ TEST(Properties, KeysFromTheEnvironment) {
   EXPECT_EQ(got, want);
   EXPECT_TRUE(config_from_environment(nullptr).empty());
 }
+
+}  // namespace
+}  // namespace sluice::broker
