@@ -353,18 +353,8 @@ int consume_group(context& ctx, const std::string& topic, const std::string& gro
     else if (status != error_code::illegal_generation && !coordinator_moved(status))
       kafka_failure(status, std::nullopt, fmt::format("Heartbeat of group '{}'", group));
     g.join();
-    // A committed offset outside the log (retention deleted its records, the topic was made again) starts over as the
-  // Java consumer's auto.offset.reset does: at the log start with --from beginning, else at the end (latest, the
-  // default; an OFFSET or @TIMESTAMP --from is where a partition without a commit starts, not a reset policy).
-  const std::string reset_to = from == "beginning" ? "beginning" : "end";
-  const auto reset = [&](int32_t p, int64_t at) {
-    const auto to = resolve_start(kafka, kafka.topic(topic), {p}, reset_to).at(p);
-    ctx.err << fmt::format("sluice: {}-{}: offset {} is out of range (OFFSET_OUT_OF_RANGE); resetting to {} ({})\n", topic,
-                           p, at, to, reset_to == "beginning" ? "the log start" : "the end");
-    return to;
-  };
-  f.emplace(ctx, topic, g.start_positions(from));
-  f->on_out_of_range(reset);
+    f.emplace(ctx, topic, g.start_positions(from));
+    f->on_out_of_range(reset);
     hb = std::make_unique<heartbeat_thread>(g.coordinator().where(), kafka.timeout(), group, g.member(), kafka.security());
     last_commit = std::chrono::steady_clock::now();
   }

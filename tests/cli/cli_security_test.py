@@ -40,6 +40,10 @@ sys.path.insert(0, os.path.join(REPO, "tests", "integration", "security"))
 import security_common as sc  # noqa: E402  (puts the harness and kafka_reference on the path)
 import sluice_harness as h  # noqa: E402
 
+
+def wait_until(fn, timeout=15.0, step=0.2):
+    return h.wait_until(fn, timeout, step)
+
 ADMIN, ADMIN_PW = "admin", "admin-secret"
 
 
@@ -68,15 +72,6 @@ def broker_config(plain_port, sasl_port, ssl_port=None, certs=None, kafka=False)
     c["listeners"] = listeners
     c["advertised.listeners"] = listeners
     return c
-
-
-def wait_until(fn, timeout=15.0, step=0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() >= deadline:
-            return v
-        time.sleep(step)
 
 
 def body(binary, plain_port, sasl_port, ssl_port, certs, check, venv_python=None):

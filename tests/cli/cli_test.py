@@ -240,13 +240,18 @@ def main():
         # --- help, version, usage errors, environment, cannot connect
         for path in ([], ["topic"], ["topic", "create"], ["topic", "list"], ["topic", "describe"], ["topic", "delete"],
                      ["topic", "alter-config"], ["topic", "add-partitions"], ["cluster"], ["cluster", "info"],
-                     ["produce"], ["consume"], ["group"]):
+                     ["produce"], ["consume"], ["group"], ["acl"], ["acl", "list"], ["acl", "create"], ["acl", "delete"],
+                     ["user"], ["user", "list"], ["user", "create"], ["user", "delete"], ["health"]):
             rc, out, err = cli(*(path + ["--help"]))
             check.true(rc == 0 and out.startswith("Usage: sluice"), "--help of %r: %d %r" % (path, rc, out[:80]))
         rc, out, _ = cli("--version")
         check.true(rc == 0 and out.startswith("sluice ") and "revision" in out, "--version: %r" % out)
         for args in (["topic"], ["topic", "frob"], ["frob"], ["topic", "create"], ["topic", "create", "x", "--bogus"],
-                     ["topic", "create", "x", "--partitions", "abc"], ["topic", "add-partitions", "events"]):
+                     ["topic", "create", "x", "--partitions", "abc"], ["topic", "add-partitions", "events"],
+                     ["acl", "create", "--topic", "t", "--operation", "Read"], ["acl", "create", "--allow-principal", "alice",
+                     "--operation", "Read", "--topic", "t"], ["acl", "list", "--operation", "Frob"],
+                     ["user", "create", "u"], ["user", "create", "u", "--password", "p", "--mechanism", "MD5"],
+                     ["-X", "security.protocol=bogus", "topic", "list"], ["health", "--url", "ftp://x"]):
             rc, _, err = cli(*args)
             check.eq(rc, 2, "usage error for %r (%r)" % (args, err))
         env = dict(os.environ, SLUICE_BROKERS=bs)

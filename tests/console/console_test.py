@@ -47,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 import sluice_harness as h  # noqa: E402
+from sluice_harness import wait_until  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -112,6 +113,15 @@ class Browser:
             self.shot(shot)
         return page
 
+    def read(self, topic, done_text, fields):
+        """The message browser of `topic`: fills the form's (label, value) pairs in order, presses Read and waits
+        until the page shows done_text; the page's contents."""
+        self.goto("#/topics/%s/messages" % topic)
+        for label, value in fields:
+            self.cmd("fill", label=label, value=value)
+        self.cmd("click", name="Read")
+        return self.cmd("wait_text", text=done_text)["page"]
+
     def shot(self, name):
         self.shots.append(self.cmd("shot", name=name)["file"])
 
@@ -141,15 +151,6 @@ def table_with(page, header):
 
 def iso(ms):
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def wait_until(fn, timeout, step=0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() >= deadline:
-            return v
-        time.sleep(step)
 
 
 def fill(bootstrap, ck, check):
@@ -312,13 +313,8 @@ def run_all(binary, cache, artifacts):
 
         # ---- messages: by timestamp over every partition ----
         target = delivered["orders"][321]
-        browser.goto("#/topics/orders/messages")
-        browser.cmd("fill", label="Partition", value="all")
-        browser.cmd("fill", label="From", value="timestamp")
-        browser.cmd("fill", label="Offset or time", value=iso(target[2]))
-        browser.cmd("fill", label="Records (N)", value="5")
-        browser.cmd("click", name="Read")
-        page = browser.cmd("wait_text", text="5 records from 3 partitions")["page"]
+        page = browser.read("orders", "5 records from 3 partitions", [("Partition", "all"), ("From", "timestamp"),
+                                                                      ("Offset or time", iso(target[2])), ("Records (N)", "5")])
         browser.shot("messages-by-timestamp")
         found = table_with(page, "Value")
         first = found[0] if found else {}
@@ -334,13 +330,8 @@ def run_all(binary, cache, artifacts):
 
         # ---- messages: binary values, base64 then hex ----
         blob = delivered["blobs"][7]
-        browser.goto("#/topics/blobs/messages")
-        browser.cmd("fill", label="Partition", value="0")
-        browser.cmd("fill", label="From", value="offset")
-        browser.cmd("fill", label="Offset or time", value=str(blob[1]))
-        browser.cmd("fill", label="Records (N)", value="1")
-        browser.cmd("click", name="Read")
-        page = browser.cmd("wait_text", text="1 record from partition 0")["page"]
+        page = browser.read("blobs", "1 record from partition 0", [("Partition", "0"), ("From", "offset"),
+                                                                     ("Offset or time", str(blob[1])), ("Records (N)", "1")])
         value = table_with(page, "Value")[0]["Value"]
         check.eq(value, "base64 as hex\n" + base64.b64encode(blob[4]).decode(), "messages: binary value as base64")
         browser.cmd("click", name="as hex")
@@ -353,11 +344,7 @@ def run_all(binary, cache, artifacts):
         browser.shot("messages-binary")
 
         # ---- messages: live tail ----
-        browser.goto("#/topics/events/messages")
-        browser.cmd("fill", label="From", value="last")
-        browser.cmd("fill", label="Records (N)", value="3")
-        browser.cmd("click", name="Read")
-        page = browser.cmd("wait_text", text="6 records from 2 partitions")["page"]
+        page = browser.read("events", "6 records from 2 partitions", [("From", "last"), ("Records (N)", "3")])
         check.eq(sorted(r["Value"] for r in table_with(page, "Value")),
                  sorted(v.decode() for (p, o, ts, k, v) in delivered["events"]
                         if o >= marks[("events", p)][1] - 3), "messages: the last 3 of each partition")

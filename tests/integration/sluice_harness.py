@@ -42,6 +42,16 @@ def pick_free_port():
         return s.getsockname()[1]
 
 
+def wait_until(fn, timeout, step=0.2):
+    """Calls fn until it returns a true value or `timeout` seconds pass; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(step)
+
+
 def port_accepts(port, timeout=0.5):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout):
