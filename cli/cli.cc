@@ -123,6 +123,7 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
   global_options g;
   if (const char* env = std::getenv("SLUICE_BROKERS"); env && *env) g.brokers = env;
   bool version = false;
+  bool brokers_given = false;
   args_t rest;
   try {
     // Global options are taken from anywhere before a "--"; everything else keeps its order.
@@ -141,8 +142,10 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
         rest.push_back(a);
       } else if (a == "--brokers" || a.starts_with("--brokers=")) {
         g.brokers = value("--brokers");
+        brokers_given = true;
       } else if (a == "-b") {
         g.brokers = value("-b");
+        brokers_given = true;
       } else if (a == "--json") {
         g.json = true;
       } else if (a == "--timeout-ms" || a.starts_with("--timeout-ms=")) {
@@ -171,7 +174,11 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
           while (!key.empty() && key.back() == ' ') key.pop_back();
           auto val = line.substr(eq + 1);
           val.erase(0, std::min(val.find_first_not_of(' '), val.size()));
-          g.security.set(key, val);
+          if (key == "bootstrap.servers") {
+            if (!brokers_given) g.brokers = val;  // --brokers, where given, wins
+          } else if (!g.security.set_java(key, val)) {
+            std::cerr << "sluice: --command-config " << path << ": " << key << " is not used by this CLI, ignored\n";
+          }
         }
       } else if (a == "--version") {
         version = true;

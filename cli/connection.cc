@@ -104,6 +104,59 @@ void client_security::set(const std::string& key, const std::string& value) {
   }
 }
 
+bool client_security::set_java(const std::string& key, const std::string& value) {
+  if (key == "sasl.jaas.config") {
+    // org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";
+    const bool plain = value.find("PlainLoginModule") != std::string::npos;
+    const bool scram = value.find("ScramLoginModule") != std::string::npos;
+    if (!plain && !scram)
+      usage_error("sasl.jaas.config: only PlainLoginModule and ScramLoginModule are understood here, got '" + value + "'");
+    auto option = [&](const std::string& name) -> std::string {
+      for (size_t at = value.find(name + "="); at != std::string::npos; at = value.find(name + "=", at + 1)) {
+        if (at > 0 && value[at - 1] != ' ' && value[at - 1] != '\t') continue;  // "username" inside "xusername"
+        size_t b = at + name.size() + 1;
+        if (b < value.size() && value[b] == '"') {
+          std::string out;
+          for (size_t i = b + 1; i < value.size() && value[i] != '"'; ++i) {
+            if (value[i] == '\\' && i + 1 < value.size()) ++i;
+            out.push_back(value[i]);
+          }
+          return out;
+        }
+        const size_t e = value.find_first_of(" ;\t", b);
+        return value.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      }
+      usage_error("sasl.jaas.config: no " + name + "= in it");
+    };
+    username = option("username");
+    password = option("password");
+    return true;
+  }
+  if (key == "ssl.truststore.type" || key == "ssl.keystore.type") {
+    if (value != "PEM") usage_error(key + ": only PEM stores are read here (convert " + value + " with openssl or keytool)");
+    (key == "ssl.truststore.type" ? truststore_type : keystore_type) = value;
+    return true;
+  }
+  if (key == "ssl.truststore.location") {
+    ca_location = value;
+    return true;
+  }
+  if (key == "ssl.keystore.location") {  // a PEM key store: the certificate chain and the private key in one file
+    certificate_location = value;
+    if (key_location.empty()) key_location = value;
+    return true;
+  }
+  static const char* ours[] = {"security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
+                               "ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "ssl.key.password",
+                               "enable.ssl.certificate.verification", "ssl.endpoint.identification.algorithm"};
+  for (const char* k : ours)
+    if (key == k) {
+      set(key, value);
+      return true;
+    }
+  return false;
+}
+
 connection::connection(asio::io_context& io, endpoint where, std::chrono::milliseconds timeout, std::string client_id,
                        std::shared_ptr<const client_security> security)
     : io_(io), socket_(io), security_(std::move(security)), where_(std::move(where)), timeout_(timeout),

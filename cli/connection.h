@@ -51,6 +51,12 @@ struct client_security {
   bool sasl() const { return protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL"; }
   /// Sets one property; a usage error for an unknown key or a bad value.
   void set(const std::string& key, const std::string& value);
+  /// A line of a Kafka tools' client.properties (--command-config): the keys of set(), and the Java client's
+  /// sasl.jaas.config (PlainLoginModule or ScramLoginModule username/password), ssl.truststore.location and
+  /// ssl.keystore.location of type PEM, ssl.key.password. Returns false for a key this CLI does not use (the
+  /// caller warns and goes on); a usage error for a value it cannot use (a JKS store, an unknown login module).
+  bool set_java(const std::string& key, const std::string& value);
+  std::string truststore_type = "PEM", keystore_type = "PEM";  // ssl.truststore.type, ssl.keystore.type
 };
 
 class connection {

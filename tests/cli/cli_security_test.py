@@ -142,6 +142,19 @@ def body(binary, plain_port, sasl_port, ssl_port, certs, check, venv_python=None
     rc, _, err = cli(*as_user("erin", "nope", "SCRAM-SHA-256"), "topic", "list")
     check.true(rc == 1 and "SASL_AUTHENTICATION_FAILED" in err, "erin with a wrong password: %d %r" % (rc, err))
 
+    rc, _, err = cli(*admin, "user", "create", "frank", "--password", "p", "--iterations", "100000000", timeout=20)
+    check.true(rc == 2 and "4096 to 16384" in err, "user create --iterations beyond Kafka's 16384: usage error at once (%r)" % err)
+    # A Kafka tools' client.properties: the Java client's sasl.jaas.config and bootstrap.servers, a key the CLI ignores
+    props = os.path.join(tempfile.mkdtemp(prefix="cli-security-"), "client.properties")
+    with open(props, "w") as f:
+        f.write("bootstrap.servers=%s\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                "username=\"erin\" password=\"erin-pass\";\nclient.id=tools\n" % sasl_bs)
+    r = subprocess.run([binary, "--command-config", props, "topic", "list"], capture_output=True, text=True, timeout=60)
+    check.eq(r.returncode, 0, "--command-config with sasl.jaas.config and bootstrap.servers (%r)" % r.stderr)
+    check.true("client.id is not used by this CLI, ignored" in r.stderr, "an unused Java key is named: %r" % r.stderr)
+    shutil.rmtree(os.path.dirname(props), ignore_errors=True)
+
     # ---- denied without ACLs
     dave = as_user("dave", "dave-pass", "SCRAM-SHA-512")
     rc, out, err = cli(*dave, "--json", "topic", "list")

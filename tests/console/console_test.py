@@ -278,9 +278,10 @@ def run_all(binary, cache, artifacts):
         check.eq(page["h1"], "Cluster overview", "overview heading")
         check.eq(page["facts"].get("Cluster id"), md.cluster_id, "overview: cluster id (Metadata's)")
         check.eq(page["facts"].get("Controller"), "broker %d" % md.controller_id, "overview: controller")
-        check.eq({k: page["cards"].get(k) for k in ("Brokers", "Topics", "Internal topics", "Partitions",
+        check.eq({k: page["cards"].get(k) for k in ("Brokers", "Topics", "Internal topics", "Partitions", "Internal partitions",
                                                      "Under-replicated partitions", "Offline partitions")},
-                 {"Brokers": str(len(md.brokers)), "Topics": "3", "Internal topics": "1", "Partitions": str(3 + 2 + 1 + 5),
+                 {"Brokers": str(len(md.brokers)), "Topics": "3", "Internal topics": "1", "Partitions": str(3 + 2 + 1),
+                  "Internal partitions": "5",
                   "Under-replicated partitions": "0", "Offline partitions": "0"}, "overview: cards")
         brokers = table_with(page, "Listeners")
         check.eq([(r["Broker"], r["Role"]) for r in brokers], [("0", "controller")], "overview: brokers table")
@@ -327,6 +328,25 @@ def run_all(binary, cache, artifacts):
         later = [r["Timestamp"] for r in found]
         check.eq(later, sorted(later), "messages: in timestamp order")
         check.eq(len(found), 5, "messages: N records")
+
+        # ---- messages: one offset over every partition; the partitions whose log ends before it are left out ----
+        check.eq(browser.cmd("errors")["errors"], [], "no errors in the browser's console up to here")
+        hws = {p: marks[("orders", p)][1] for p in range(3)}
+        at = max(hws.values()) - 1
+        page = browser.read("orders", "from 3 partitions" if all(h >= at for h in hws.values()) else "Left out",
+                            [("Partition", "all"), ("From", "offset"), ("Offset or time", str(at)), ("Records (N)", "20")])
+        want_rows = sorted((str(p), str(o)) for p, hw in hws.items() for o in range(at, hw))
+        check.eq(sorted((r["Partition"], r["Offset"]) for r in table_with(page, "Value")), want_rows,
+                 "messages: offset %d of every partition that has it (high watermarks %s)" % (at, hws))
+        short = sorted(p for p, hw in hws.items() if hw < at)
+        check.true(all("partition %d (OFFSET_OUT_OF_RANGE)" % p in page["text"] for p in short),
+                   "messages: the partitions without offset %d are named (%s): %r" % (at, short, page["status"]))
+        # The refused reads are the only errors the browser reports (a failed load is logged as one).
+        errors = browser.cmd("errors")["errors"]
+        check.true(len(errors) == len(short) and all("status of 400" in e for e in errors),
+                   "the browser's console has only the refused reads: %s" % errors)
+        page = browser.goto("#/topics/%ZZ")
+        check.eq((page["h1"], page["title"]), ("Not found", "Not found · Sluice console"), "a malformed %-escape: Not found")
 
         # ---- messages: binary values, base64 then hex ----
         blob = delivered["blobs"][7]

@@ -140,8 +140,10 @@ def run_compose(name, binary, stage, check, zk_available):
         if "zookeeper" in services:
             zk = h.ZooKeeper()
             zk.start()
-            container_port = services["zookeeper"]["ports"][0].split(":")[-1]
-            tr.port(container_port, fixed=zk.port)
+            # The port the brokers are told (zookeeper.connect); ZooKeeper is not published on the host.
+            connect = [s_.get("environment", {}).get("KAFKA_CFG_ZOOKEEPER_CONNECT") for n_, s_ in services.items() if n_ in built]
+            check.eq(sorted(set(connect)), ["zookeeper:2181"], "%s: every broker's zookeeper.connect" % name)
+            tr.port(connect[0].rsplit(":", 1)[1], fixed=zk.port)
         with open(os.path.join(DOCKER, "server.properties")) as f:
             props = f.read()
         for n in start_order(services):
@@ -280,7 +282,15 @@ def main():
     with open(os.path.join(DOCKER, "Dockerfile")) as f:
         check.true("cp docker/server.properties /rootfs/etc/sluice/server.properties" in f.read(),
                    "Dockerfile: docker/server.properties is the image's /etc/sluice/server.properties")
+    with open(os.path.join(REPO, ".dockerignore")) as f:
+        ignored = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+    check.true({".git", "build", "build-*", "data"} <= ignored,
+               ".dockerignore keeps host build trees, data and .git out of the build context: %s" % sorted(ignored))
     for name in ("compose.yml", "compose.cluster.yml"):
+        with open(os.path.join(DOCKER, name)) as f:
+            published = [p for s_ in __import__("yaml").safe_load(f)["services"].values() for p in s_.get("ports") or []]
+        check.true(published and all(str(p).startswith("127.0.0.1:") for p in published),
+                   "%s: ports published on the host's loopback only: %s" % (name, published))
         print("# %s" % name, flush=True)
         run_compose(name, os.path.abspath(args.broker), stage, check, h.ZooKeeper.available())
     code = check.report()

@@ -159,11 +159,12 @@
   async function overview(_, signal) {
     const [cluster, brokers, topics] = await Promise.all([
       api('GET', '/v1/cluster', undefined, signal), api('GET', '/v1/brokers', undefined, signal), describeAll(signal)]);
-    let partitions = 0, under = [], offline = [];
+    let partitions = 0, internalPartitions = 0, under = [], offline = [];
     for (const t of topics) {
       if (!t.detail || !t.detail.partitions) continue;
       for (const p of t.detail.partitions) {
-        partitions++;
+        if (t.internal) internalPartitions++;
+        else partitions++;
         if (underReplicated(p)) under.push([t.name, p]);
         if (p.leader < 0) offline.push([t.name, p]);
       }
@@ -174,7 +175,7 @@
       facts([['Cluster id', cluster.cluster_id], ['Controller', 'broker ' + cluster.controller_id],
              ['This console is served by', 'broker ' + cluster.broker_id]]),
       cards([['Brokers', brokers.brokers.length], ['Topics', topics.length - internal],
-             ['Internal topics', internal], ['Partitions', partitions],
+             ['Partitions', partitions], ['Internal topics', internal], ['Internal partitions', internalPartitions],
              ['Under-replicated partitions', under.length, under.length ? 'bad' : 'good'],
              ['Offline partitions', offline.length, offline.length ? 'bad' : 'good']]),
       el('h2', {}, 'Brokers'),
@@ -381,44 +382,74 @@
         if (!isFinite(ms)) { show('error', 'A timestamp is epoch milliseconds or a date such as 2026-12-04T10:00:00Z.'); return; }
         params = () => 'timestamp=' + ms;
       } else if (from.value === 'last') {
-        const byId = new Map(t.partitions.map((p) => [p.partition, p]));
-        // The description read at load may be old: take the current watermarks first.
-        const fresh = await api('GET', '/v1/topics/' + enc(name) + '?configs=false', undefined, signal);
-        for (const p of fresh.partitions) byId.set(p.partition, p);
-        params = (p) => 'offset=' + Math.max(byId.get(p).log_start_offset, byId.get(p).high_watermark - n);
+        params = null;  // from the current watermarks, read below
       } else {
         params = () => 'offset=earliest';
       }
       clearNotice();
       summary.textContent = 'Reading…';
       try {
-        const got = await Promise.all(chosen.map((p) => read(p, params(p) + '&limit=' + n + '&encoding=' + encoding.value)));
-        rows = got.flat();
+        if (params === null) {
+          // The description read at load may be old: take the current watermarks first.
+          const fresh = await api('GET', '/v1/topics/' + enc(name) + '?configs=false', undefined, signal);
+          const byId = new Map(fresh.partitions.map((p) => [p.partition, p]));
+          params = (p) => 'offset=' + (byId.has(p) ? Math.max(byId.get(p).log_start_offset, byId.get(p).high_watermark - n) : 0);
+        }
+        // Each partition on its own: an offset that one partition does not have leaves that one out, not the rest.
+        const got = await Promise.allSettled(chosen.map((p) => read(p, params(p) + '&limit=' + n + '&encoding=' + encoding.value)));
+        const failed = [];
+        rows = [];
+        got.forEach((g, i) => {
+          if (g.status === 'fulfilled') rows.push(...g.value);
+          else failed.push([chosen[i], g.reason]);
+        });
+        if (failed.length === chosen.length) throw failed[0][1];
         if (chosen.length > 1) rows.sort((a, b) => a.timestamp - b.timestamp || a.partition - b.partition || a.offset - b.offset);
         if (from.value === 'timestamp' && chosen.length > 1) rows = rows.slice(0, n);
         summary.textContent = rows.length + ' record' + (rows.length === 1 ? '' : 's') + ' from ' +
-          (chosen.length > 1 ? chosen.length + ' partitions' : 'partition ' + chosen[0]) + '.';
+          (chosen.length > 1 ? chosen.length - failed.length + ' partitions' : 'partition ' + chosen[0]) + '.' +
+          (failed.length ? ' Left out: ' + failed.map(([p, e]) => 'partition ' + p + ' (' + (e.name_ || e.message) + ')').join(', ') + '.' : '');
         render();
         history.replaceState(null, '', '#/topics/' + enc(name) + '/messages?' + new URLSearchParams({partition: partition.value,
           from: from.value, at: at.value, limit: String(n), encoding: encoding.value}));
         if (tail.checked) startTail();
-      } catch (err) { summary.textContent = ''; show('error', 'Read ' + name + ': ' + err.message); }
+      } catch (err) {
+        if (err.name === 'AbortError') return;
+        rows = [];
+        results.replaceChildren();
+        summary.textContent = '';
+        show('error', 'Read ' + name + ': ' + err.message);
+      }
     };
     // Live tail: every second, each chosen partition from the offset after the last record read.
     const startTail = () => {
       stopTail();
       const poll = async () => {
-        try {
-          const got = await Promise.all(partitionsChosen().map((p) => next.has(p)
-            ? read(p, 'offset=' + next.get(p) + '&limit=500&encoding=' + encoding.value) : Promise.resolve([])));
-          const fresh = got.flat().sort((a, b) => a.timestamp - b.timestamp);
-          if (fresh.length) {
-            rows = rows.concat(fresh).slice(-1000);
-            summary.textContent = 'Live: ' + rows.length + ' records shown, ' + fresh.length + ' new.';
-            render();
-          }
-        } catch (err) { if (err.name !== 'AbortError') show('error', 'Tail ' + name + ': ' + err.message); }
-        if (timer !== null) timer = setTimeout(poll, 1000);
+        const chosen = partitionsChosen().filter((p) => next.has(p));
+        const got = await Promise.allSettled(chosen.map((p) =>
+          read(p, 'offset=' + next.get(p) + '&limit=500&encoding=' + encoding.value)));
+        if (timer === null) return;  // stopped meanwhile (another read, another view)
+        const fresh = [];
+        let stop = null;
+        got.forEach((g, i) => {
+          if (g.status === 'fulfilled') fresh.push(...g.value);
+          // The log no longer has that offset (records deleted, the topic made again): go on from its start.
+          else if (g.reason.name_ === 'OFFSET_OUT_OF_RANGE') next.set(chosen[i], 'earliest');
+          else if (g.reason.name !== 'AbortError') stop = stop || g.reason;
+        });
+        fresh.sort((a, b) => a.timestamp - b.timestamp);
+        if (fresh.length) {
+          rows = rows.concat(fresh).slice(-1000);
+          summary.textContent = 'Live: ' + rows.length + ' records shown, ' + fresh.length + ' new.';
+          render();
+        }
+        if (stop) {  // once, not every second: the tail stops
+          stopTail();
+          tail.checked = false;
+          show('error', 'Live tail of ' + name + ' stopped: ' + stop.message);
+          return;
+        }
+        timer = setTimeout(poll, 1000);
       };
       timer = setTimeout(poll, 1000);
     };
@@ -463,7 +494,13 @@
     return Uint8Array.from(atob(v), (c) => c.charCodeAt(0));
   }
   const b64ToHex = (v, e) => Array.from(rawBytes(v, e), (b) => b.toString(16).padStart(2, '0')).join('');
-  const hexToB64 = (v, e) => btoa(String.fromCharCode(...rawBytes(v, e)));
+  /** base64 of the bytes, built in 32 KiB slices (a spread of a large value overflows the call stack). */
+  const hexToB64 = (v, e) => {
+    const bytes = rawBytes(v, e);
+    let text = '';
+    for (let i = 0; i < bytes.length; i += 32768) text += String.fromCharCode.apply(null, bytes.subarray(i, i + 32768));
+    return btoa(text);
+  };
 
   // ---- consumer groups ----
 
@@ -633,29 +670,34 @@
     const path = (location.hash.replace(/^#/, '') || '/').split('?')[0];
     const found = ROUTES.find(([re]) => re.test(path));
     document.querySelectorAll('nav a[data-view]').forEach((a) => a.removeAttribute('aria-current'));
-    if (!found) {
+    let args = null;
+    if (found) {
+      try { args = found[0].exec(path).slice(1).map(decodeURIComponent); } catch (e) { args = null; }  // a bad %-escape
+    }
+    const focusHeading = () => { const h1 = main.querySelector('h1'); if (h1 && focusOnRender) h1.focus(); };
+    if (!found || !args) {
       setMain(el('h1', {tabindex: -1}, 'Not found'), el('p', {}, 'No view at ', el('code', {}, path), '. ', link('#/', 'Overview')));
+      document.title = 'Not found · Sluice console';
       main.dataset.path = path;
+      focusHeading();
       return;
     }
-    const [re, view, nav, title] = found;
+    const [, view, nav, title] = found;
     const navLink = document.querySelector('nav a[data-view="' + nav + '"]');
     if (navLink) navLink.setAttribute('aria-current', 'page');
-    const args = re.exec(path).slice(1).map(decodeURIComponent);
-    document.title = (args.length ? title + ' ' + args[0] : title) + ' · Sluice console';
+    const heading = args.length ? title + ' ' + args[0] : title;
+    document.title = heading + ' · Sluice console';
     main.setAttribute('aria-busy', 'true');
     try {
       const cleanup = await view(args, abort.signal);
       if (me !== current) { if (cleanup) cleanup(); return; }
       me.cleanup = cleanup || null;
-      const h1 = main.querySelector('h1');
-      if (h1 && focusOnRender) h1.focus();
     } catch (err) {
       if (err.name === 'AbortError' || me !== current) return;
-      setMain(el('h1', {tabindex: -1}, title), el('p', {class: 'bad', role: 'alert'}, err.message));
+      setMain(el('h1', {tabindex: -1}, heading), el('p', {class: 'bad', role: 'alert'}, err.message));
     } finally {
       // data-path names the view on screen once it has rendered (tests and scripts wait for it).
-      if (me === current) { main.dataset.path = path; main.removeAttribute('aria-busy'); }
+      if (me === current) { main.dataset.path = path; main.removeAttribute('aria-busy'); focusHeading(); }
     }
   }
   let focusOnRender = false;
