@@ -41,7 +41,8 @@ Five parts, each check printing one `PASS|FAIL|SKIP <check>: <detail>` line, the
   E  connections      a broker of its own with max.connection.creation.rate=10 (quota.window.num=2, 1-s windows):
                       30 connections one after another are all answered but take at least 1 s (the broker waits
                       before accepting); AlterClientQuotas ip 127.0.0.2 connection_creation_rate=2: of 12 connections
-                      from 127.0.0.2 at least 6 are closed unanswered, while 127.0.0.1 is still answered (KIP-612).
+                      from 127.0.0.2 some are closed unanswered and at most 2/s over the time they took plus the 2-s
+                      window are answered, while 127.0.0.1 is still answered (KIP-612).
 
 C runs in a thread beside A, B and D (its rate is far below what the machine does, so they do not disturb it).
 
@@ -1453,13 +1454,19 @@ def part_e(kind, args, binary, res):
                                  "ValidateOnly": False})
         err = r["Entries"][0]["ErrorCode"]
         time.sleep(1.5)  # the quota reaches the connection quotas (Sluice: 500 ms refresh; Kafka: metadata log)
+        t1 = time.monotonic()
         got = [api_versions_answered(node.plain_port, ip) for _ in range(12)]
+        spent = time.monotonic() - t1
         closed = sum(1 for g in got if g is False)
         other = api_versions_answered(node.plain_port, "127.0.0.1")
-        ok = err == 0 and closed >= 6 and got.count(True) >= 1 and other
+        # At 2 connections/s over 2 windows of 1 s, at most about 2 * (the time the 12 took + 2 s) are let in: on a
+        # loaded machine the 12 take longer and more get in (7 of 12 seen in 1.6 s), so the bound follows the clock.
+        allowed = 2 * (spent + 2) + 1
+        ok = err == 0 and closed >= 1 and 1 <= got.count(True) <= allowed and other
         res.check("E.ip_rate", ok, "AlterClientQuotas ip %s connection_creation_rate=2 -> error %d; 12 connections "
-                  "from it: %d answered, %d closed unanswered, %d timed out; from 127.0.0.1 meanwhile: %s" % (
-                      ip, err, got.count(True), closed, got.count(None), other), observed="closed" if ok else "not closed")
+                  "from it in %.2f s: %d answered (at most %.1f), %d closed unanswered, %d timed out; from 127.0.0.1 "
+                  "meanwhile: %s" % (ip, err, spent, got.count(True), allowed, closed, got.count(None), other),
+                  observed="closed" if ok else "not closed")
         conn.close()
     finally:
         node.stop()
