@@ -154,11 +154,9 @@ int run_cli(int argc, char** argv, std::string_view version_line) {
         long ms = std::strtol(v.c_str(), &end, 10);
         if (v.empty() || *end || ms <= 0) usage_error("--timeout-ms takes a positive number of milliseconds, got '" + v + "'");
         g.timeout = std::chrono::milliseconds(ms);
-      } else if (a == "-X" || a.starts_with("-X")) {
-        const std::string kv = a == "-X" ? value("-X") : a.substr(2);
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) usage_error("-X takes key=value, got '" + kv + "'");
-        g.security.set(kv.substr(0, eq), kv.substr(eq + 1));
+      } else if (a.starts_with("-X")) {
+        const auto [key, val] = split_key_value(a == "-X" ? value("-X") : a.substr(2), "-X");
+        g.security.set(key, val);
       } else if (a == "--command-config" || a.starts_with("--command-config=")) {
         const std::string path = value("--command-config");
         std::ifstream in(path);

@@ -74,7 +74,7 @@ void client_security::set(const std::string& key, const std::string& value) {
       usage_error(fmt::format("security.protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got '{}'", value));
     protocol = v;
   } else if (key == "sasl.mechanism" || key == "sasl.mechanisms") {
-    if (value != "PLAIN" && !scram_mechanism::named(value).ok)
+    if (value != "PLAIN" && scram::scram_mechanism_from_name(value) == scram::scram_mechanism::unknown)
       usage_error(fmt::format("{} must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '{}'", key, value));
     mechanism = value;
   } else if (key == "sasl.username") {
@@ -132,9 +132,8 @@ bool client_security::set_java(const std::string& key, const std::string& value)
     password = option("password");
     return true;
   }
-  if (key == "ssl.truststore.type" || key == "ssl.keystore.type") {
+  if (key == "ssl.truststore.type" || key == "ssl.keystore.type") {  // only checked: the locations are read as PEM
     if (value != "PEM") usage_error(key + ": only PEM stores are read here (convert " + value + " with openssl or keytool)");
-    (key == "ssl.truststore.type" ? truststore_type : keystore_type) = value;
     return true;
   }
   if (key == "ssl.truststore.location") {
@@ -276,7 +275,7 @@ void connection::authenticate() {
     step(std::string(1, '\0') + s.username + std::string(1, '\0') + s.password);
     return;
   }
-  scram_client scram(scram_mechanism::named(s.mechanism), s.username, s.password);
+  scram_client scram(scram::scram_mechanism_from_name(s.mechanism), s.username, s.password);
   const auto server_first = step(scram.client_first());
   const auto final_step = scram.client_final(server_first);
   if (!final_step.error.empty())

@@ -56,7 +56,6 @@ struct client_security {
   /// ssl.keystore.location of type PEM, ssl.key.password. Returns false for a key this CLI does not use (the
   /// caller warns and goes on); a usage error for a value it cannot use (a JKS store, an unknown login module).
   bool set_java(const std::string& key, const std::string& value);
-  std::string truststore_type = "PEM", keystore_type = "PEM";  // ssl.truststore.type, ssl.keystore.type
 };
 
 class connection {

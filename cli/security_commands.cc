@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/failure.h"
-#include "cli/scram_client.h"
+#include "base/scram.h"
 #include "protocol/messages/alter_user_scram_credentials.h"
 #include "protocol/messages/create_acls.h"
 #include "protocol/messages/delete_acls.h"
@@ -161,6 +161,37 @@ std::vector<acl_filter> filters_of(const po::variables_map& vm) {
   return out;
 }
 
+/// A filter into DescribeAcls' request or one of DeleteAcls' filters: the two have the same fields.
+template <class Request>
+void fill_filter(Request& r, const acl_filter& f) {
+  r.resource_type_filter = f.type;
+  r.resource_name_filter = f.name;
+  r.pattern_type_filter = f.pattern;
+  r.principal_filter = f.principal;
+  r.host_filter = f.host;
+  r.operation = f.op;
+  r.permission_type = f.perm;
+}
+
+/// The ACLs that list and delete print: a JSON array under `key` with --json, else a table.
+class acl_listing {
+ public:
+  void add(int8_t rtype, const std::string& rname, int8_t pattern, const std::string& principal, const std::string& host,
+           int8_t op, int8_t perm) {
+    json_.push_back(acl_json(rtype, rname, pattern, principal, host, op, perm));
+    text_.add({name_of(resource_types, rtype), rname, name_of(pattern_types, pattern), principal, host,
+               name_of(operations, op), name_of(permissions, perm)});
+  }
+  void print(context& ctx, const char* key) const {
+    if (ctx.json()) print_json(ctx.out, boost::json::object{{key, json_}});
+    else text_.print(ctx.out);
+  }
+
+ private:
+  boost::json::array json_;
+  table text_{{"RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION"}};
+};
+
 void add_filter_options(po::options_description& o) {
   add_resource_options(o);
   o.add_options()
@@ -182,30 +213,20 @@ int acl_list(context& ctx, const args_t& args) {
                   "The ACLs that match (DescribeAcls; with no filter, every ACL). Needs Describe on the cluster.", options,
                   {}, {}, vm))
     return 0;
+  const auto filters = filters_of(vm);  // bad option values before any connection
   auto& c = ctx.kafka().controller();
   const int16_t v = c.pick(protocol::api_key::describe_acls, 1, 3);
-  boost::json::array all;
-  table t({"RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION"});
-  for (const auto& f : filters_of(vm)) {
+  acl_listing listing;
+  for (const auto& f : filters) {
     protocol::describe_acls_request req;
-    req.resource_type_filter = f.type;
-    req.resource_name_filter = f.name;
-    req.pattern_type_filter = f.pattern;
-    req.principal_filter = f.principal;
-    req.host_filter = f.host;
-    req.operation = f.op;
-    req.permission_type = f.perm;
+    fill_filter(req, f);
     const auto resp = c.call<protocol::describe_acls_response>(req, v);
     if (resp.error_code != error_code::none) kafka_failure(resp.error_code, resp.error_message, "DescribeAcls");
     for (const auto& r : resp.resources)
-      for (const auto& a : r.acls) {
-        all.push_back(acl_json(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation, a.permission_type));
-        t.add({name_of(resource_types, r.resource_type), r.resource_name, name_of(pattern_types, r.pattern_type), a.principal,
-               a.host, name_of(operations, a.operation), name_of(permissions, a.permission_type)});
-      }
+      for (const auto& a : r.acls)
+        listing.add(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation, a.permission_type);
   }
-  if (ctx.json()) print_json(ctx.out, boost::json::object{{"acls", all}});
-  else t.print(ctx.out);
+  listing.print(ctx, "acls");
   return 0;
 }
 
@@ -288,31 +309,21 @@ int acl_delete(context& ctx, const args_t& args) {
   protocol::delete_acls_request req;
   for (const auto& f : filters_of(vm)) {
     protocol::delete_acls_request::delete_acls_filter d;
-    d.resource_type_filter = f.type;
-    d.resource_name_filter = f.name;
-    d.pattern_type_filter = f.pattern;
-    d.principal_filter = f.principal;
-    d.host_filter = f.host;
-    d.operation = f.op;
-    d.permission_type = f.perm;
+    fill_filter(d, f);
     req.filters.push_back(std::move(d));
   }
   auto& c = ctx.kafka().controller();
   const int16_t v = c.pick(protocol::api_key::delete_acls, 1, 3);
   const auto resp = c.call<protocol::delete_acls_response>(req, v);
-  boost::json::array out;
-  table t({"RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION"});
+  acl_listing listing;
   for (const auto& fr : resp.filter_results) {
     if (fr.error_code != error_code::none) kafka_failure(fr.error_code, fr.error_message, "DeleteAcls");
     for (const auto& m : fr.matching_acls) {
       if (m.error_code != error_code::none) kafka_failure(m.error_code, m.error_message, "DeleteAcls");
-      out.push_back(acl_json(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation, m.permission_type));
-      t.add({name_of(resource_types, m.resource_type), m.resource_name, name_of(pattern_types, m.pattern_type), m.principal,
-             m.host, name_of(operations, m.operation), name_of(permissions, m.permission_type)});
+      listing.add(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation, m.permission_type);
     }
   }
-  if (ctx.json()) print_json(ctx.out, boost::json::object{{"deleted", out}});
-  else t.print(ctx.out);
+  listing.print(ctx, "deleted");
   return 0;
 }
 
@@ -348,7 +359,8 @@ int user_list(context& ctx, const args_t& args) {
       t.add({r.user, kafka_error_text(r.error_code, r.error_message), ""});
     }
     for (const auto& ci : r.credential_infos) {
-      const std::string mech = ci.mechanism == 1 ? "SCRAM-SHA-256" : ci.mechanism == 2 ? "SCRAM-SHA-512" : fmt::format("Unknown({})", ci.mechanism);
+      const auto known = scram::scram_mechanism_name(scram::scram_mechanism_from_number(ci.mechanism));
+      const std::string mech = known.empty() ? fmt::format("Unknown({})", ci.mechanism) : std::string(known);
       creds.push_back(boost::json::object{{"mechanism", mech}, {"iterations", ci.iterations}});
       t.add({r.user, mech, std::to_string(ci.iterations)});
     }
@@ -402,8 +414,8 @@ int user_create(context& ctx, const args_t& args) {
     return 0;
   if (!vm.count("user") || vm["user"].as<std::vector<std::string>>().size() != 1) usage_error("user create: give one user name");
   const auto name = vm["user"].as<std::vector<std::string>>().front();
-  const auto mech = scram_mechanism::named(vm["mechanism"].as<std::string>());
-  if (!mech.ok) usage_error("user create: --mechanism is SCRAM-SHA-256 or SCRAM-SHA-512");
+  const auto mech = scram::scram_mechanism_from_name(vm["mechanism"].as<std::string>());
+  if (mech == scram::scram_mechanism::unknown) usage_error("user create: --mechanism is SCRAM-SHA-256 or SCRAM-SHA-512");
   std::string password;
   if (vm.count("password") == vm.count("password-file")) usage_error("user create: give one of --password and --password-file");
   if (vm.count("password")) {
@@ -423,13 +435,13 @@ int user_create(context& ctx, const args_t& args) {
   protocol::alter_user_scram_credentials_request req;
   protocol::alter_user_scram_credentials_request::scram_credential_upsertion u;
   u.name = name;
-  u.mechanism = mech.kafka_type;
+  u.mechanism = static_cast<int8_t>(mech);
   u.iterations = vm["iterations"].as<int32_t>();
-  // Kafka's bounds for SCRAM-SHA-256/512 (ScramMechanism: 4096 to 16384): checked before the hashing, which is slow
-  // for large counts.
-  if (u.iterations < 4096 || u.iterations > 16384) usage_error("user create: --iterations must be 4096 to 16384");
-  u.salt = random_bytes(32);
-  u.salted_password = scram_salted_password(mech, password, u.salt, u.iterations);
+  // Kafka's bounds for SCRAM-SHA-256/512 (ScramMechanism): checked before the hashing, which is slow for large counts.
+  if (u.iterations < scram::scram_min_iterations || u.iterations > scram::scram_max_iterations)
+    usage_error(fmt::format("user create: --iterations must be {} to {}", scram::scram_min_iterations, scram::scram_max_iterations));
+  u.salt = scram::random_bytes(32);
+  u.salted_password = scram::scram_salted_password(mech, password, u.salt, u.iterations);
   req.upsertions.push_back(std::move(u));
   return alter_users(ctx, req);
 }
@@ -445,9 +457,9 @@ int user_delete(context& ctx, const args_t& args) {
   const auto names = vm["user"].as<std::vector<std::string>>();
   protocol::alter_user_scram_credentials_request req;
   if (vm.count("mechanism")) {
-    const auto mech = scram_mechanism::named(vm["mechanism"].as<std::string>());
-    if (!mech.ok) usage_error("user delete: --mechanism is SCRAM-SHA-256 or SCRAM-SHA-512");
-    for (const auto& n : names) req.deletions.push_back({n, mech.kafka_type, {}});
+    const auto mech = scram::scram_mechanism_from_name(vm["mechanism"].as<std::string>());
+    if (mech == scram::scram_mechanism::unknown) usage_error("user delete: --mechanism is SCRAM-SHA-256 or SCRAM-SHA-512");
+    for (const auto& n : names) req.deletions.push_back({n, static_cast<int8_t>(mech), {}});
   } else {
     // Every mechanism the user has (DescribeUserScramCredentials first, as kafka-configs --delete-config needs them named).
     protocol::describe_user_scram_credentials_request d;

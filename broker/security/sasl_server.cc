@@ -71,37 +71,6 @@ class plain_server final : public sasl_server {
 
 // ------------------------------------------------------------------------------------------------ SCRAM
 
-/// RFC 5802 §5.1 saslname: "=2C" is ',' and "=3D" is '='; any other '=' is malformed.
-std::optional<std::string> decode_saslname(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '=') {
-      out += s[i];
-      continue;
-    }
-    if (s.substr(i, 3) == "=2C") out += ',';
-    else if (s.substr(i, 3) == "=3D") out += '=';
-    else return std::nullopt;
-    i += 2;
-  }
-  return out;
-}
-
-/// The "key=value" attributes of a SCRAM message, in order (keys are one letter, extensions' longer:
-/// Kafka's "tokenauth=true"); empty when an item has no '='.
-std::vector<std::pair<std::string_view, std::string_view>> attributes(std::string_view s) {
-  std::vector<std::pair<std::string_view, std::string_view>> out;
-  while (!s.empty()) {
-    const size_t comma = s.find(',');
-    const std::string_view item = s.substr(0, comma);
-    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0) return {};
-    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-  }
-  return out;
-}
-
 class scram_server final : public sasl_server {
  public:
   scram_server(scram_mechanism m, scram_lookup lookup) : mechanism_(m), lookup_(std::move(lookup)) {}
@@ -138,7 +107,7 @@ class scram_server final : public sasl_server {
     if (cb != "n" && cb != "y") return refused("Authentication failed: channel binding is not supported");
     gs2_header_ = std::string(text.substr(0, c2 + 1));
     client_first_bare_ = std::string(text.substr(c2 + 1));
-    auto attrs = attributes(client_first_bare_);
+    auto attrs = scram_attributes(client_first_bare_);
     if (attrs.size() < 2 || attrs[0].first != "n" || attrs[1].first != "r" || attrs[1].second.empty())
       return refused("Invalid SCRAM client first message format: " + std::string(text));
     auto user = decode_saslname(attrs[0].second);
@@ -173,7 +142,7 @@ class scram_server final : public sasl_server {
     const size_t p = text.rfind(",p=");
     if (p == std::string_view::npos) return refused("Invalid SCRAM client final message format: " + std::string(text));
     const std::string_view without_proof = text.substr(0, p);
-    auto attrs = attributes(without_proof);
+    auto attrs = scram_attributes(without_proof);
     if (attrs.size() < 2 || attrs[0].first != "c" || attrs[1].first != "r")
       return refused("Invalid SCRAM client final message format: " + std::string(text));
     if (attrs[1].second != nonce_) return refused("Invalid client nonce in the final client message.");

@@ -1,59 +1,29 @@
 #pragma once
-// SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677; KIP-84): credentials and their primitives, on OpenSSL.
-#include <cstdint>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
+// The SCRAM primitives and message syntax are in base/scram.h (the CLI's SASL client uses them too); the broker's
+// security code and its handlers name them as broker::security::...
+#include "base/scram.h"
 
 namespace sluice::broker::security {
 
-using bytes = std::vector<uint8_t>;
-
-/// The two SCRAM mechanisms Kafka has, with the numbers of its ScramMechanism (AlterUserScramCredentials'
-/// Mechanism field) and its iteration bounds (4096..16384).
-enum class scram_mechanism : int8_t { unknown = 0, sha_256 = 1, sha_512 = 2 };
-inline constexpr int32_t scram_min_iterations = 4096;
-inline constexpr int32_t scram_max_iterations = 16384;
-
-/// "SCRAM-SHA-256" or "SCRAM-SHA-512" (the SASL mechanism name and the /config/users key); "" for unknown.
-std::string_view scram_mechanism_name(scram_mechanism m);
-/// The mechanism of a SASL mechanism name; unknown for anything else.
-scram_mechanism scram_mechanism_from_name(std::string_view name);
-/// The mechanism of AlterUserScramCredentials' number; unknown for anything but 1 and 2.
-scram_mechanism scram_mechanism_from_number(int8_t number);
-
-/// What the server keeps of a password (RFC 5802 §3): never the password nor the salted password.
-struct scram_credential {
-  bytes salt;
-  bytes stored_key;  // H(HMAC(SaltedPassword, "Client Key"))
-  bytes server_key;  // HMAC(SaltedPassword, "Server Key")
-  int32_t iterations = 0;
-};
-
-/// H, HMAC and Hi of `m` (Hi is PBKDF2 with HMAC-H, RFC 5802 §2.2).
-bytes scram_hash(scram_mechanism m, std::span<const uint8_t> data);
-bytes scram_hmac(scram_mechanism m, std::span<const uint8_t> key, std::span<const uint8_t> data);
-bytes scram_salted_password(scram_mechanism m, std::string_view password, std::span<const uint8_t> salt,
-                            int32_t iterations);
-
-/// The credential of a salted password (what AlterUserScramCredentials sends) or of a password.
-scram_credential scram_credential_from_salted(scram_mechanism m, std::span<const uint8_t> salt,
-                                              std::span<const uint8_t> salted_password, int32_t iterations);
-scram_credential scram_credential_from_password(scram_mechanism m, std::string_view password,
-                                                std::span<const uint8_t> salt, int32_t iterations);
-
-/// Kafka's stored form (ScramCredentialUtils): "salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>".
-std::string format_scram_credential(const scram_credential& c);
-/// nullopt when `text` is not of that form.
-std::optional<scram_credential> parse_scram_credential(std::string_view text);
-
-/// Standard base64 with padding (RFC 4648 §4), as SCRAM messages carry salts, proofs and signatures.
-std::string base64_encode(std::span<const uint8_t> data);
-/// nullopt when `text` is not valid padded base64.
-std::optional<bytes> base64_decode(std::string_view text);
-/// `n` random bytes from OpenSSL's CSPRNG.
-bytes random_bytes(size_t n);
+using scram::base64_decode;
+using scram::base64_encode;
+using scram::bytes;
+using scram::decode_saslname;
+using scram::format_scram_credential;
+using scram::parse_scram_credential;
+using scram::random_bytes;
+using scram::scram_attributes;
+using scram::scram_credential;
+using scram::scram_credential_from_password;
+using scram::scram_credential_from_salted;
+using scram::scram_hash;
+using scram::scram_hmac;
+using scram::scram_max_iterations;
+using scram::scram_mechanism;
+using scram::scram_mechanism_from_name;
+using scram::scram_mechanism_from_number;
+using scram::scram_mechanism_name;
+using scram::scram_min_iterations;
+using scram::scram_salted_password;
 
 }  // namespace sluice::broker::security

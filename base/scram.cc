@@ -1,4 +1,4 @@
-#include "broker/security/scram.h"
+#include "base/scram.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace sluice::broker::security {
+namespace sluice::scram {
 
 namespace {
 const EVP_MD* digest(scram_mechanism m) { return m == scram_mechanism::sha_512 ? EVP_sha512() : EVP_sha256(); }
@@ -137,10 +137,48 @@ std::optional<bytes> base64_decode(std::string_view text) {
   return out;
 }
 
+std::vector<std::pair<std::string_view, std::string_view>> scram_attributes(std::string_view s) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    const std::string_view item = s.substr(0, comma);
+    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) return {};
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string encode_saslname(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '=') out += "=3D";
+    else if (c == ',') out += "=2C";
+    else out += c;
+  }
+  return out;
+}
+
+std::optional<std::string> decode_saslname(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '=') {
+      out += s[i];
+      continue;
+    }
+    if (s.substr(i, 3) == "=2C") out += ',';
+    else if (s.substr(i, 3) == "=3D") out += '=';
+    else return std::nullopt;
+    i += 2;
+  }
+  return out;
+}
+
 bytes random_bytes(size_t n) {
   bytes out(n);
   if (RAND_bytes(out.data(), static_cast<int>(n)) != 1) throw std::runtime_error("RAND_bytes failed");
   return out;
 }
 
-}  // namespace sluice::broker::security
+}  // namespace sluice::scram
