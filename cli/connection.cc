@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "base/jaas.h"
 #include "cli/scram_client.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/sasl_authenticate.h"
@@ -107,29 +108,15 @@ void client_security::set(const std::string& key, const std::string& value) {
 bool client_security::set_java(const std::string& key, const std::string& value) {
   if (key == "sasl.jaas.config") {
     // org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";
-    const bool plain = value.find("PlainLoginModule") != std::string::npos;
-    const bool scram = value.find("ScramLoginModule") != std::string::npos;
-    if (!plain && !scram)
-      usage_error("sasl.jaas.config: only PlainLoginModule and ScramLoginModule are understood here, got '" + value + "'");
-    auto option = [&](const std::string& name) -> std::string {
-      for (size_t at = value.find(name + "="); at != std::string::npos; at = value.find(name + "=", at + 1)) {
-        if (at > 0 && value[at - 1] != ' ' && value[at - 1] != '\t') continue;  // "username" inside "xusername"
-        size_t b = at + name.size() + 1;
-        if (b < value.size() && value[b] == '"') {
-          std::string out;
-          for (size_t i = b + 1; i < value.size() && value[i] != '"'; ++i) {
-            if (value[i] == '\\' && i + 1 < value.size()) ++i;
-            out.push_back(value[i]);
-          }
-          return out;
-        }
-        const size_t e = value.find_first_of(" ;\t", b);
-        return value.substr(b, e == std::string::npos ? std::string::npos : e - b);
-      }
-      usage_error("sasl.jaas.config: no " + name + "= in it");
-    };
-    username = option("username");
-    password = option("password");
+    auto entry = jaas::parse_jaas_config(value);
+    if (!entry) usage_error(entry.err().message);
+    const auto& module = entry->login_module;
+    if (module.find("PlainLoginModule") == std::string::npos && module.find("ScramLoginModule") == std::string::npos)
+      usage_error("sasl.jaas.config: only PlainLoginModule and ScramLoginModule are understood here, got '" + module + "'");
+    for (const char* name : {"username", "password"})
+      if (!entry->options.count(name)) usage_error(std::string("sasl.jaas.config: no ") + name + "= in it");
+    username = entry->options.at("username");
+    password = entry->options.at("password");
     return true;
   }
   if (key == "ssl.truststore.type" || key == "ssl.keystore.type") {  // only checked: the locations are read as PEM

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "base/jaas.h"
 #include "broker/security/scram.h"
 
 namespace sluice::broker::security {
@@ -39,16 +40,8 @@ class sasl_server {
 /// Where SCRAM credentials come from (the store: /config/users in ZooKeeper, the embedded file on a single node).
 using scram_lookup = std::function<std::optional<scram_credential>(const std::string& user, scram_mechanism m)>;
 
-/// One JAAS login module entry, as Kafka reads `sasl.jaas.config`:
-///   <login module class> <required|requisite|sufficient|optional> [key=value ...];
-/// values quoted ("...", backslash escapes) or bare.
-struct jaas_entry {
-  std::string login_module;
-  std::string control_flag;
-  std::map<std::string, std::string> options;
-};
-/// Parses one entry. Errors say what is wrong and where.
-result<jaas_entry> parse_jaas_config(std::string_view text);
+using jaas::jaas_entry;  // base/jaas.h: the JAAS parser is shared with the CLI's --command-config
+using jaas::parse_jaas_config;
 
 /// The settings of OAUTHBEARER's unsecured validator (Kafka's OAuthBearerUnsecuredValidatorCallbackHandler
 /// options, from the JAAS entry of the listener's OAUTHBEARER mechanism).
