@@ -137,6 +137,10 @@
     if (!res.ok) throw new ApiError(res.status, null);
     return {at: performance.now(), samples: parseMetrics(await res.text())};
   }
+  /** The per-second rate of counter `name` (samples matching pred) between two scrapes; a counter reset reads 0. */
+  function perSecond(now, last, name, pred) {
+    return Math.max(0, sum(now.samples, name, pred) - sum(last.samples, name, pred)) / ((now.at - last.at) / 1000);
+  }
   function sum(samples, name, pred) {
     let s = 0;
     for (const x of samples) if (x.name === name && (!pred || pred(x.labels))) s += x.value;
@@ -222,13 +226,8 @@
       try {
         const now = await scrape(signal);
         if (last) {
-          const dt = (now.at - last.at) / 1000;
-          for (const [name, cell] of rateCells) {
-            const pred = (l) => l.topic === name;
-            const d = sum(now.samples, 'kafka_server_brokertopicmetrics_messagesin_total', pred) -
-                      sum(last.samples, 'kafka_server_brokertopicmetrics_messagesin_total', pred);
-            cell.textContent = rate(Math.max(0, d) / dt, 'msg/s');
-          }
+          for (const [name, cell] of rateCells)
+            cell.textContent = rate(perSecond(now, last, 'kafka_server_brokertopicmetrics_messagesin_total', (l) => l.topic === name), 'msg/s');
         }
         last = now;
       } catch (e) { if (e.name !== 'AbortError') show('error', 'GET /metrics: ' + e.message); }
@@ -612,9 +611,8 @@
       let now;
       try { now = await scrape(signal); } catch (e) { if (e.name !== 'AbortError') show('error', 'GET /metrics: ' + e.message); return; }
       if (last) {
-        const dt = (now.at - last.at) / 1000;
         for (const c of charts) {
-          const v = Math.max(0, sum(now.samples, c.name, topicTotal(now.samples, c.name)) - sum(last.samples, c.name, topicTotal(last.samples, c.name))) / dt;
+          const v = perSecond(now, last, c.name, topicTotal(now.samples, c.name));
           c.points.push(v);
           if (c.points.length > POINTS) c.points.shift();
           c.out.textContent = rate(v, c.unit);
@@ -623,8 +621,7 @@
         const names = [...new Set(now.samples.filter((x) => x.name === SERIES[0].name && x.labels.topic).map((x) => x.labels.topic))].sort();
         perTopic.replaceChildren(table(null, [{label: 'Topic'}, {label: 'Messages in', num: true}, {label: 'Bytes in', num: true},
           {label: 'Bytes out', num: true}], names.map((t) => [link(topicHref(t), t), ...SERIES.slice(0, 3).map((s) => {
-          const pred = (l) => l.topic === t;
-          return rate(Math.max(0, sum(now.samples, s.name, pred) - sum(last.samples, s.name, pred)) / dt, s.unit);
+          return rate(perSecond(now, last, s.name, (l) => l.topic === t), s.unit);
         })]), 'No topic has had traffic yet.'));
       }
       last = now;
