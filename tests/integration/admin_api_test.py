@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import sluice_harness as h  # noqa: E402
+from sluice_harness import wait_until  # noqa: E402
 
 BROKER_ID = 0  # sluice_harness writes broker.id=0
 TIMEOUT = 15   # seconds for one client call
@@ -104,16 +105,6 @@ def kcat(args, stdin=None, timeout=30):
     """Runs kcat; returns (rc, stdout bytes, stderr text)."""
     r = subprocess.run(["kcat"] + args, input=stdin, capture_output=True, timeout=timeout)
     return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")
-
-
-def wait_until(fn, timeout, interval=0.1):
-    """Calls fn until it returns a true value or `timeout` seconds pass; returns the last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v or time.monotonic() >= deadline:
-            return v
-        time.sleep(interval)
 
 
 # confluent-kafka's ConsumerGroupState names -> Kafka's group state names (ListGroups, DescribeGroups).

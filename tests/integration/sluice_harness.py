@@ -42,7 +42,7 @@ def pick_free_port():
         return s.getsockname()[1]
 
 
-def wait_until(fn, timeout, step=0.2):
+def wait_until(fn, timeout, step=0.1):
     """Calls fn until it returns a true value or `timeout` seconds pass; returns its last value."""
     deadline = time.monotonic() + timeout
     while True:
