@@ -102,10 +102,22 @@ class Broker:
                 rc = self.proc.returncode
                 self.proc = None
                 raise RuntimeError("broker exited with %s before accepting\n%s" % (rc, self.log_text()))
-            if port_accepts(self.port):
+            # The Kafka listener binds before the HTTP side does: a test that talks HTTP first waits for
+            # those ports too (a request sent in between was refused).
+            if port_accepts(self.port) and all(port_accepts(p) for p in self.http_ports()):
                 return
             time.sleep(0.05)
-        raise RuntimeError("broker did not accept on port %d within %.0f s" % (self.port, ready_timeout))
+        raise RuntimeError("broker did not accept on ports %s within %.0f s" % ([self.port] + self.http_ports(),
+                                                                              ready_timeout))
+
+    def http_ports(self):
+        """The ports of the http:// and https:// listeners the overrides name (none for the default)."""
+        ports = []
+        for url in (self.overrides.get("http.listeners") or "").split(","):
+            url = url.strip()
+            if "://" in url and url.rsplit(":", 1)[-1].isdigit():
+                ports.append(int(url.rsplit(":", 1)[-1]))
+        return ports
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
