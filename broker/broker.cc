@@ -193,6 +193,8 @@ result<void> broker::start() {
   }
   maintenance_ = std::make_unique<log_maintenance>(io_.get_executor(), config_, *topics_, system_clock::instance());
   maintenance_->start();
+  cleaner_ = std::make_unique<log_cleaner_manager>(config_, *topics_, system_clock::instance());
+  cleaner_->start();
 
   // The HTTP side (broker/http/README.md). The default http.listeners is a convenience: when its port is
   // taken (a second broker on this machine) the broker warns and runs without HTTP; a listener the
@@ -273,6 +275,7 @@ void broker::stop() {
 
 void broker::close() {
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  if (cleaner_) cleaner_->stop();  // before the logs close: a pass under way is dropped
   if (replicas_) replicas_->stop();
   if (cluster_mode_ && view_) view_->stop();  // closes the session: the registration goes at once
   if (topics_) topics_->close_all();

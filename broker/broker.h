@@ -12,6 +12,7 @@
 #include "broker/http/http_server.h"
 #include "broker/producer_id_manager.h"
 #include "broker/quota_manager.h"
+#include "broker/log_cleaner_manager.h"
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
 #include "broker/txn_service.h"
@@ -81,6 +82,7 @@ class broker {
   std::unique_ptr<http::admin_api> admin_;      // the routes of the HTTP side
   std::unique_ptr<http::http_server> http_;     // http.listeners (null: none)
   std::unique_ptr<log_maintenance> maintenance_;
+  std::unique_ptr<log_cleaner_manager> cleaner_;  // compaction (cleanup.policy=compact)
   std::vector<std::thread> threads_;
   std::vector<int> log_dir_locks_;  // flock'ed <log dir>/.lock files
 };

@@ -112,6 +112,19 @@ const std::map<std::string, std::string>& defaults() {
       {"log.roll.jitter.ms", ""},  // null in Kafka: segment.jitter.ms' default (0) applies
       {"log.segment.delete.delay.ms", "60000"},
       {"log.cleaner.delete.retention.ms", "86400000"},
+      // compaction (broker/log_cleaner_manager.h): Kafka's LogCleaner keys and defaults
+      {"offsets.topic.segment.bytes", "104857600"},
+      {"transaction.state.log.segment.bytes", "104857600"},
+      {"log.cleaner.enable", "true"},
+      {"log.cleaner.threads", "1"},
+      {"log.cleaner.dedupe.buffer.size", "134217728"},
+      {"log.cleaner.io.buffer.size", "524288"},
+      {"log.cleaner.io.buffer.load.factor", "0.9"},
+      {"log.cleaner.io.max.bytes.per.second", "1.7976931348623157E308"},
+      {"log.cleaner.backoff.ms", "15000"},
+      {"log.cleaner.min.cleanable.ratio", "0.5"},
+      {"log.cleaner.min.compaction.lag.ms", "0"},
+      {"log.cleaner.max.compaction.lag.ms", "9223372036854775807"},
       // security (issue #17): Kafka's keys and defaults (BrokerSecurityConfigs, SslConfigs, SaslConfigs).
       // Each ssl.* and sasl.* key may also be given per listener as listener.name.<listener>.<key>.
       {"listener.security.protocol.map", "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"},
@@ -184,6 +197,11 @@ int8_t type_of(const std::string& key) {
       {"log.flush.offset.checkpoint.interval.ms", I}, {"log.flush.scheduler.interval.ms", L},
       {"unclean.leader.election.enable", B}, {"log.preallocate", B}, {"log.index.size.max.bytes", I},
       {"log.roll.jitter.ms", L}, {"log.segment.delete.delay.ms", L}, {"log.cleaner.delete.retention.ms", L},
+      {"offsets.topic.segment.bytes", I}, {"transaction.state.log.segment.bytes", I}, {"log.cleaner.enable", B}, {"log.cleaner.threads", I}, {"log.cleaner.dedupe.buffer.size", L},
+      {"log.cleaner.io.buffer.size", I}, {"log.cleaner.io.buffer.load.factor", D},
+      {"log.cleaner.io.max.bytes.per.second", D}, {"log.cleaner.backoff.ms", L},
+      {"log.cleaner.min.cleanable.ratio", D}, {"log.cleaner.min.compaction.lag.ms", L},
+      {"log.cleaner.max.compaction.lag.ms", L},
       {"listener.security.protocol.map", S}, {"inter.broker.listener.name", S}, {"security.inter.broker.protocol", S},
       {"ssl.keystore.type", S}, {"ssl.keystore.location", S}, {"ssl.keystore.password", P}, {"ssl.key.password", P},
       {"ssl.keystore.certificate.chain", P}, {"ssl.keystore.key", P}, {"ssl.truststore.type", S},

@@ -70,6 +70,7 @@ kafka_error group_service::ensure_topic() {
   spec.replication_factor_key = "offsets.topic.replication.factor";
   spec.what = "offsets topic";
   spec.configs = {{"cleanup.policy", "compact"}};
+  coordinator::set_segment_bytes(spec, config_long(config_, "offsets.topic.segment.bytes", 104857600));
   if (auto err = coordinator::ensure_internal_topic(topics_, spec); !err.ok()) return err;
   (void)runtime_.load();
   return {};

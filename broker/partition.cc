@@ -324,6 +324,22 @@ result<int64_t> partition::delete_records_before(int64_t offset) {
   return r;
 }
 
+std::optional<storage::cleaning_plan> partition::plan_cleaning(storage::cleaning_limits limits) const {
+  if (closed_) return std::nullopt;
+  limits.high_watermark = std::min(limits.high_watermark, high_watermark());
+  return log_->plan_cleaning(limits);
+}
+
+result<int64_t> partition::install_cleaned(const storage::cleaning_result& cleaned) {
+  if (closed_) {
+    for (const auto& g : cleaned.groups) storage::segment::remove_cleaned_files(dir_, g.base_offset);
+    return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_) + " is closed"};
+  }
+  auto r = log_->install_cleaned(cleaned);
+  publish_offsets();
+  return r;
+}
+
 void partition::update_config(const storage::log_config& config) {
   if (closed_) return;
   log_->update_config(config);

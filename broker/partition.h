@@ -180,6 +180,11 @@ class partition : public std::enable_shared_from_this<partition> {
   /// DeleteRecords (KIP-107): moves the log start offset up to `offset` (-1: the high watermark).
   /// errc::offset_out_of_range when `offset` is above the high watermark. Returns the new log start.
   result<int64_t> delete_records_before(int64_t offset);
+  /// Compaction (storage/log_cleaner.h), step 1: storage::log::plan_cleaning bounded by this replica's high
+  /// watermark (the leader's as last fetched, on a follower). nullopt when closed or nothing qualifies.
+  std::optional<storage::cleaning_plan> plan_cleaning(storage::cleaning_limits limits) const;
+  /// Step 3: storage::log::install_cleaned; errc::not_found when closed. Publishes the new size.
+  result<int64_t> install_cleaned(const storage::cleaning_result& cleaned);
   /// Applies changed topic configs (segment.bytes, flush.*, message.timestamp.type, ...).
   void update_config(const storage::log_config& config);
   /// Bytes of all segments.

@@ -89,6 +89,7 @@ kafka_error txn_service::ensure_topic() {
   // a single node has one replica, so it keeps the broker's min.insync.replicas, 1 by default).
   spec.configs = {{"cleanup.policy", "compact"}, {"compression.type", "uncompressed"}, {"unclean.leader.election.enable", "false"}};
   spec.cluster_configs = {{"min.insync.replicas", std::to_string(min_isr_)}};
+  coordinator::set_segment_bytes(spec, config_long(config_, "transaction.state.log.segment.bytes", 104857600));
   if (auto err = coordinator::ensure_internal_topic(topics_, spec); !err.ok()) return err;
   (void)runtime_.load();
   return {};

@@ -87,4 +87,13 @@ void index_file::close() {
   }
 }
 
+sluice::result<void> fsync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("open", dir);
+  const int r = ::fsync(fd);
+  ::close(fd);
+  if (r != 0) return io_error("fsync", dir);
+  return {};
+}
+
 }  // namespace sluice::storage::detail

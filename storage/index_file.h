@@ -37,6 +37,9 @@ class index_file {
 /// "<20-digit zero-padded offset><suffix>", Kafka's file name for segment files.
 std::string segment_file_name(int64_t base_offset, const char* suffix);
 
+/// fsyncs directory `dir` so that renames and removals in it are durable. errc::io_error.
+sluice::result<void> fsync_directory(const std::filesystem::path& dir);
+
 /// errc::io_error with strerror(errno) appended.
 sluice::error io_error(const std::string& what, const std::filesystem::path& path);
 

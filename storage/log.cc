@@ -65,6 +65,7 @@ sluice::result<void> log::load(log_recovery_state state) {
   std::filesystem::create_directories(dir_, ec);
   if (ec) return make_error(errc::io_error, "create " + dir_.string() + ": " + ec.message());
 
+  if (auto r = complete_interrupted_swaps(); !r) return r;
   std::vector<int64_t> bases;
   std::vector<std::filesystem::path> stray;
   std::vector<std::pair<std::filesystem::path, int64_t>> indexes;

@@ -15,6 +15,7 @@
 #include "base/result.h"
 #include "storage/compression.h"
 #include "storage/leader_epoch_cache.h"
+#include "storage/log_cleaner.h"
 #include "storage/control_record.h"
 #include "storage/producer_state.h"
 #include "storage/transaction_index.h"
@@ -56,6 +57,14 @@ struct append_result {
   // Idempotence: the batch was a retry of one already in the log; nothing was written and the offsets
   // above are those of the ORIGINAL batch (record_count 0).
   bool duplicate = false;
+};
+
+/// What bounds a compaction plan (log::plan_cleaning); the broker's cleaner fills it per log.
+struct cleaning_limits {
+  int64_t high_watermark = INT64_MAX;  // nothing at or above it is cleaned (consumers have not all seen it)
+  int64_t first_dirty_offset = 0;      // the cleaner checkpoint: offsets below were cleaned before
+  int64_t min_compaction_lag_ms = 0;   // min.compaction.lag.ms
+  int64_t now_ms = 0;
 };
 
 /// Where log::open starts recovery; read from the log dir's checkpoint files by the log_manager.
@@ -184,6 +193,21 @@ class log {
   /// Producer snapshots above `offset` are deleted and the producer state is rebuilt.
   sluice::result<void> truncate_to(int64_t offset);
 
+  // ---- compaction (storage/log_cleaner.h, storage/log_compaction.cc) --------------------------------------
+
+  /// Step 1 of a cleaning pass: the inactive segments wholly below the first uncleanable offset (min of the
+  /// active segment's base, `limits.high_watermark`, the first unstable offset, and the base of the first
+  /// segment with a record younger than min.compaction.lag.ms), the first dirty offset clamped into
+  /// [log start, first uncleanable], the aborted transactions among them and each producer's last batch.
+  /// nullopt when no segment qualifies.
+  std::optional<cleaning_plan> plan_cleaning(const cleaning_limits& limits) const;
+  /// Step 3: swaps the groups of `result` in for the segments they were made from. Every source segment must
+  /// still be in the log, inactive and of the size the plan saw; else nothing is swapped, the ".cleaned" files
+  /// are removed and the error is errc::not_found (retention, DeleteRecords or a truncation came first: the
+  /// next pass starts over). Crash-safe at every step: ".swap" is the commit point (open() finishes it).
+  /// Returns the bytes freed. Errors: errc::io_error.
+  sluice::result<int64_t> install_cleaned(const cleaning_result& result);
+
   // ---- idempotent producers (KIP-98) ---------------------------------------------------------------
   // append() checks every batch with a producer id (>= 0) against the producer state: a retry of one of
   // the producer's last 5 batches succeeds with its original offsets and is not written again
@@ -239,6 +263,9 @@ class log {
  private:
   log(std::filesystem::path dir, log_config config, sluice::clock& clock);
   sluice::result<void> load(log_recovery_state state);
+  // At open, before the segments are listed: finishes the swaps of "<base>.log.swap" files a crash left
+  // (removes the segments each replaces, then renames it into place).
+  sluice::result<void> complete_interrupted_swaps();
   segment& active() { return *segments_.rbegin()->second; }
   bool should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_t max_timestamp) const;
   sluice::result<void> roll();

@@ -363,16 +363,14 @@ record_batch_builder& record_batch_builder::set_control() {
   return *this;
 }
 
-record_batch_builder& record_batch_builder::add(std::optional<std::string_view> key,
-                                                std::optional<std::string_view> value, int64_t timestamp_ms,
-                                                std::span<const record_header> headers) {
-  if (count_ == 0) base_timestamp_ = timestamp_ms;
-  if (timestamp_ms > max_timestamp_) max_timestamp_ = timestamp_ms;
+void encode_record(std::vector<uint8_t>& out, int32_t offset_delta, int64_t timestamp_delta,
+                   std::optional<std::string_view> key, std::optional<std::string_view> value,
+                   std::span<const record_header> headers) {
   std::vector<uint8_t> body;
   body.reserve(16 + (key ? key->size() : 0) + (value ? value->size() : 0));
   body.push_back(0);  // attributes
-  put_varlong(body, timestamp_ms - base_timestamp_);
-  put_varint(body, count_);
+  put_varlong(body, timestamp_delta);
+  put_varint(body, offset_delta);
   put_bytes(body, key);
   put_bytes(body, value);
   put_varint(body, static_cast<int32_t>(headers.size()));
@@ -380,8 +378,16 @@ record_batch_builder& record_batch_builder::add(std::optional<std::string_view> 
     put_bytes(body, h.key);
     put_bytes(body, h.value);
   }
-  put_varint(records_, static_cast<int32_t>(body.size()));
-  records_.insert(records_.end(), body.begin(), body.end());
+  put_varint(out, static_cast<int32_t>(body.size()));
+  out.insert(out.end(), body.begin(), body.end());
+}
+
+record_batch_builder& record_batch_builder::add(std::optional<std::string_view> key,
+                                                std::optional<std::string_view> value, int64_t timestamp_ms,
+                                                std::span<const record_header> headers) {
+  if (count_ == 0) base_timestamp_ = timestamp_ms;
+  if (timestamp_ms > max_timestamp_) max_timestamp_ = timestamp_ms;
+  encode_record(records_, count_, timestamp_ms - base_timestamp_, key, value, headers);
   ++count_;
   return *this;
 }

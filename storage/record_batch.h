@@ -211,6 +211,12 @@ sluice::result<records_summary> check_records(std::span<const uint8_t> records, 
 /// inner offsets are not in order rather than rejecting it). `records` must have passed check_records.
 std::vector<uint8_t> renumber_records(std::span<const uint8_t> records, int32_t count);
 
+/// Appends one record in the v2 record format (length varint, attributes 0, timestampDelta varlong, offsetDelta
+/// varint, key, value, headers) to `out`. For rebuilding a batch with chosen offset deltas (compaction).
+void encode_record(std::vector<uint8_t>& out, int32_t offset_delta, int64_t timestamp_delta,
+                   std::optional<std::string_view> key, std::optional<std::string_view> value,
+                   std::span<const record_header> headers);
+
 /// Builds one uncompressed v2 batch, for the broker's internal topics (consumer offsets, transaction
 /// markers) and for tests. The base timestamp is the first record's; offsets are 0-based deltas.
 class record_batch_builder {

@@ -18,56 +18,52 @@
 #include "storage/compression.h"
 #include "storage/crc32c.h"
 #include "storage/errc.h"
+#include "storage/scan_reader.h"
 
 namespace sluice::storage {
 
-namespace {
 
-// Sequential reader for scans: keeps a window of the file in memory (1 MiB, or one batch if larger).
-class scan_reader {
- public:
-  scan_reader(int fd, int64_t file_size) : fd_(fd), file_size_(file_size) {}
-
-  // Pointer to bytes [pos, pos + n) or nullptr if the file is shorter or a read fails.
-  const uint8_t* get(int64_t pos, size_t n) {
-    if (pos >= start_ && pos + static_cast<int64_t>(n) <= start_ + static_cast<int64_t>(len_)) {
-      return buf_.data() + (pos - start_);
-    }
-    if (pos + static_cast<int64_t>(n) > file_size_) return nullptr;
-    const size_t want = std::max<size_t>(n, std::min<int64_t>(kWindow, file_size_ - pos));
-    if (buf_.size() < want) buf_.resize(want);
-    size_t done = 0;
-    while (done < want) {
-      const ssize_t r = ::pread(fd_, buf_.data() + done, want - done, static_cast<off_t>(pos + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      done += static_cast<size_t>(r);
-    }
-    start_ = pos;
-    len_ = done;
-    return done >= n ? buf_.data() : nullptr;
+const char* to_suffix(segment_suffix s) {
+  switch (s) {
+    case segment_suffix::none: return "";
+    case segment_suffix::cleaned: return ".cleaned";
+    case segment_suffix::swap: return ".swap";
   }
+  return "";
+}
 
- private:
-  static constexpr size_t kWindow = 1 << 20;
-  int fd_;
-  int64_t file_size_;
-  std::vector<uint8_t> buf_;
-  int64_t start_ = 0;
-  size_t len_ = 0;
-};
+std::filesystem::path segment::file_path(const char* extension) const {
+  return dir_ / (detail::segment_file_name(base_offset_, extension) + to_suffix(suffix_));
+}
 
-}  // namespace
+std::filesystem::path segment::log_path() const { return file_path(".log"); }
 
-std::filesystem::path segment::log_path() const {
-  return dir_ / detail::segment_file_name(base_offset_, ".log");
+sluice::result<void> segment::rename_files(const std::filesystem::path& dir, int64_t base_offset, segment_suffix from,
+                                           segment_suffix to) {
+  std::error_code ec;
+  for (const char* extension : {".index", ".timeindex", ".txnindex", ".log"}) {
+    const auto name = detail::segment_file_name(base_offset, extension);
+    const auto source = dir / (name + to_suffix(from));
+    if (std::string_view(extension) != ".log" && !std::filesystem::exists(source)) continue;
+    std::filesystem::rename(source, dir / (name + to_suffix(to)), ec);
+    if (ec) return make_error(errc::io_error, "rename " + source.string() + ": " + ec.message());
+  }
+  return {};
+}
+
+void segment::remove_cleaned_files(const std::filesystem::path& dir, int64_t base_offset) {
+  std::error_code ec;
+  for (const char* extension : {".index", ".timeindex", ".txnindex", ".log"}) {
+    std::filesystem::remove(dir / (detail::segment_file_name(base_offset, extension) + to_suffix(segment_suffix::cleaned)), ec);
+  }
 }
 
 sluice::result<std::unique_ptr<segment>> segment::open_files(const std::filesystem::path& dir, int64_t base_offset,
                                                              int32_t index_interval_bytes, int64_t now_ms,
-                                                             bool truncate) {
+                                                             bool truncate, segment_suffix suffix) {
   std::unique_ptr<segment> s(new segment());
   s->dir_ = dir;
+  s->suffix_ = suffix;
   s->base_offset_ = base_offset;
   s->next_offset_ = base_offset;
   s->index_interval_bytes_ = index_interval_bytes;
@@ -80,10 +76,10 @@ sluice::result<std::unique_ptr<segment>> segment::open_files(const std::filesyst
   struct stat st {};
   if (::fstat(fd, &st) != 0) return detail::io_error("fstat", log_file);
   s->size_ = st.st_size;
-  auto oi = offset_index::open(dir / detail::segment_file_name(base_offset, ".index"), base_offset);
+  auto oi = offset_index::open(s->file_path(".index"), base_offset);
   if (!oi) return oi.err();
   s->offset_index_ = std::move(oi.value());
-  auto ti = time_index::open(dir / detail::segment_file_name(base_offset, ".timeindex"), base_offset);
+  auto ti = time_index::open(s->file_path(".timeindex"), base_offset);
   if (!ti) return ti.err();
   s->time_index_ = std::move(ti.value());
   if (truncate) {
@@ -106,13 +102,15 @@ sluice::result<std::unique_ptr<segment>> segment::open_files(const std::filesyst
 }
 
 sluice::result<std::unique_ptr<segment>> segment::create(const std::filesystem::path& dir, int64_t base_offset,
-                                                         int32_t index_interval_bytes, int64_t now_ms) {
-  return open_files(dir, base_offset, index_interval_bytes, now_ms, true);
+                                                         int32_t index_interval_bytes, int64_t now_ms,
+                                                         segment_suffix suffix) {
+  return open_files(dir, base_offset, index_interval_bytes, now_ms, true, suffix);
 }
 
 sluice::result<std::unique_ptr<segment>> segment::open(const std::filesystem::path& dir, int64_t base_offset,
-                                                       int32_t index_interval_bytes, int64_t now_ms) {
-  return open_files(dir, base_offset, index_interval_bytes, now_ms, false);
+                                                       int32_t index_interval_bytes, int64_t now_ms,
+                                                       segment_suffix suffix) {
+  return open_files(dir, base_offset, index_interval_bytes, now_ms, false, suffix);
 }
 
 sluice::result<void> segment::pread_exact(uint8_t* buf, size_t n, int64_t position) const {
@@ -196,7 +194,7 @@ sluice::result<int64_t> segment::recover(int64_t from_position) {
   next_offset_ = base_offset_;
   bytes_since_last_index_entry_ = 0;
 
-  scan_reader reader(file_->fd(), size_);
+  detail::scan_reader reader(file_->fd(), size_);
   int64_t pos = from_position;
   std::string problem;
   while (pos < size_) {
@@ -338,9 +336,7 @@ sluice::result<std::optional<batch_position>> segment::find_batch(int64_t offset
   return std::optional<batch_position>();
 }
 
-std::filesystem::path segment::txn_index_path() const {
-  return dir_ / detail::segment_file_name(base_offset_, ".txnindex");
-}
+std::filesystem::path segment::txn_index_path() const { return file_path(".txnindex"); }
 
 sluice::result<void> segment::for_each_batch_header(int64_t from_offset,
                                                     const std::function<void(const record_batch_header&)>& fn) const {
@@ -481,9 +477,7 @@ sluice::result<void> segment::remove_files() {
   const auto log_file = log_path();
   close();
   std::error_code ec;
-  for (const char* suffix : {".index", ".timeindex", ".txnindex"}) {
-    std::filesystem::remove(dir_ / detail::segment_file_name(base_offset_, suffix), ec);
-  }
+  for (const char* extension : {".index", ".timeindex", ".txnindex"}) std::filesystem::remove(file_path(extension), ec);
   if (!std::filesystem::remove(log_file, ec) && ec) {
     return make_error(errc::io_error, "remove " + log_file.string() + ": " + ec.message());
   }

@@ -25,6 +25,11 @@ struct read_result {
   int64_t first_offset = -1;   // base offset of the first returned batch, or -1
 };
 
+/// The name a segment's files carry while compaction writes or swaps them in (storage/log_cleaner.h):
+/// "<base>.log" + "" / ".cleaned" / ".swap", and the same for .index, .timeindex and .txnindex.
+enum class segment_suffix { none, cleaned, swap };
+const char* to_suffix(segment_suffix s);
+
 /// A batch header and where the batch starts in its .log file.
 struct batch_position {
   record_batch_header header;
@@ -34,11 +39,21 @@ struct batch_position {
 class segment {
  public:
   /// Creates empty files for a new segment at `base_offset` (existing files of that name are truncated).
+  /// `suffix`: the files of a segment being written by the cleaner (".cleaned") or swapped in (".swap").
   static sluice::result<std::unique_ptr<segment>> create(const std::filesystem::path& dir, int64_t base_offset,
-                                                         int32_t index_interval_bytes, int64_t now_ms);
+                                                         int32_t index_interval_bytes, int64_t now_ms,
+                                                         segment_suffix suffix = segment_suffix::none);
   /// Opens an existing segment. Neither scans nor validates: call load() or recover() next.
   static sluice::result<std::unique_ptr<segment>> open(const std::filesystem::path& dir, int64_t base_offset,
-                                                       int32_t index_interval_bytes, int64_t now_ms);
+                                                       int32_t index_interval_bytes, int64_t now_ms,
+                                                       segment_suffix suffix = segment_suffix::none);
+  /// Renames the files of segment `base_offset` from one suffix to another: .index, .timeindex and .txnindex
+  /// first (those that exist), the .log last, so that the .log's name tells how far a swap went.
+  /// A missing .log is errc::io_error.
+  static sluice::result<void> rename_files(const std::filesystem::path& dir, int64_t base_offset, segment_suffix from,
+                                           segment_suffix to);
+  /// Removes the ".cleaned" files of segment `base_offset` (a dropped compaction pass); missing ones are fine.
+  static void remove_cleaned_files(const std::filesystem::path& dir, int64_t base_offset);
 
   /// Full recovery (Kafka's LogSegment.recover): reads every batch from `from_position` (a batch start; 0 =
   /// whole file) checking size fields, magic, CRC32C and increasing offsets; cuts the file at the first
@@ -135,7 +150,8 @@ class segment {
   segment() = default;
   static sluice::result<std::unique_ptr<segment>> open_files(const std::filesystem::path& dir, int64_t base_offset,
                                                              int32_t index_interval_bytes, int64_t now_ms,
-                                                             bool truncate);
+                                                             bool truncate, segment_suffix suffix);
+  std::filesystem::path file_path(const char* extension) const;  // "<base><extension><suffix>"
   sluice::result<void> pread_exact(uint8_t* buf, size_t n, int64_t position) const;
   sluice::result<record_batch_header> read_header(int64_t position) const;
   // Bookkeeping for one batch written at `position`: index entries, next offset, timestamps.
@@ -143,6 +159,7 @@ class segment {
   sluice::result<void> truncate_file(int64_t size);
 
   std::filesystem::path dir_;
+  segment_suffix suffix_ = segment_suffix::none;
   int64_t base_offset_ = 0;
   int32_t index_interval_bytes_ = 4096;
   std::shared_ptr<file_handle> file_;

@@ -39,4 +39,9 @@ kafka_error ensure_internal_topic(topic_registry& topics, const internal_topic_s
   return {};
 }
 
+void set_segment_bytes(internal_topic_spec& spec, int64_t bytes) {
+  constexpr int64_t segment_bytes_minimum = 1048576;
+  spec.configs[bytes >= segment_bytes_minimum ? "segment.bytes" : "internal.segment.bytes"] = std::to_string(bytes);
+}
+
 }  // namespace sluice::broker::coordinator

@@ -26,6 +26,12 @@ struct internal_topic_spec {
   std::map<std::string, std::string> cluster_configs;    // cluster mode only (min.insync.replicas)
 };
 
+/// Sets the topic's segment size from offsets.topic.segment.bytes / transaction.state.log.segment.bytes (Kafka
+/// creates its internal topics with segment.bytes from them, 100 MiB by default, so that compaction gets inactive
+/// segments to clean). A value under segment.bytes' 1 MiB minimum goes to internal.segment.bytes (Kafka 4.x's
+/// escape hatch for small segments, for tests).
+void set_segment_bytes(internal_topic_spec& spec, int64_t bytes);
+
 /// Creates the topic when missing. Cluster mode, as Kafka: COORDINATOR_NOT_AVAILABLE while fewer brokers than
 /// `replication_factor` are registered (so a cluster starting up does not get the topic with fewer replicas for
 /// good), and while the created topic has not reached this broker's registry yet. Errors: those, or the

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Log compaction (issue #20) with real clients: confluent-kafka 2.16 (librdkafka 2.x) from the compat cache's venv
+and Debian's kcat (librdkafka 2.0.2).
+
+  A  10,000 keys written 100 times each (1,000,000 records, --keys/--rounds to change) to a compacted topic, then
+     tombstones for 100 of them; after a roll the cleaner leaves exactly one record per live key: read back by
+     confluent-kafka and by kcat, each is the LAST value written, at the offset its delivery report gave; the
+     tombstones are still there within delete.retention.ms and gone after it; no .cleaned/.swap file is left,
+     the partition directory shrank, and cleaner-offset-checkpoint names the topic.
+  B  kill -9 at random points while the (throttled) cleaner works, --crash-rounds rounds (20): after every restart
+     each key reads back with its last value (nothing compaction should keep is lost), offsets only increase, the
+     log reads whole; at the end the cleaner finishes and one record per key is left.
+  C  a group committing offsets in a loop: __consumer_offsets (small segments) is compacted while the coordinator
+     serves, and the committed offsets survive a restart.
+
+Usage: compaction_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache [--keys N --rounds N]
+Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import sluice_harness as h  # noqa: E402
+
+KCAT = "/usr/bin/kcat"
+SEED = int(os.environ.get("SLUICE_TEST_SEED", str(int(time.time()))))
+
+
+def producer(bootstrap, compression="lz4"):
+    from confluent_kafka import Producer
+    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000,
+                     "queue.buffering.max.messages": 1000000, "compression.type": compression, "acks": "all"})
+
+
+def produce(bootstrap, topic, items, check, compression="lz4"):
+    """items: iterable of (key, value or None). Returns {key: (offset, value)} of the last delivered write of each."""
+    p = producer(bootstrap, compression)
+    last = {}
+    errors = []
+
+    def delivered(err, msg):
+        if err is not None:
+            errors.append(err)
+            return
+        k = msg.key().decode()
+        off = msg.offset()
+        if k not in last or last[k][0] < off:
+            last[k] = (off, None if msg.value() is None else msg.value().decode())
+
+    for i, (k, v) in enumerate(items):
+        while True:
+            try:
+                p.produce(topic, key=k.encode(), value=None if v is None else v.encode(), partition=0,
+                          on_delivery=delivered)
+                break
+            except BufferError:
+                p.poll(0.05)
+        if i % 10000 == 0:
+            p.poll(0)
+    check.eq(p.flush(60), 0, "records left unflushed")
+    check.eq(errors[:3], [], "delivery errors")
+    return last
+
+
+def consume_all(bootstrap, topic, timeout=60):
+    """Every record of partition 0 from the beginning to the high watermark: [(offset, key, value)]."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "compaction-reader-%d" % random.randrange(1 << 30),
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest", "enable.partition.eof": True})
+    try:
+        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        c.assign([TopicPartition(topic, 0, low)])
+        out = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msgs = c.consume(10000, 1.0)
+            done = False
+            for m in msgs:
+                if m.error():
+                    if m.error().code() == -191:  # _PARTITION_EOF
+                        done = m.offset() >= high
+                        continue
+                    raise RuntimeError("consume error: %s" % m.error())
+                out.append((m.offset(), m.key().decode() if m.key() is not None else None,
+                            None if m.value() is None else m.value().decode()))
+            if done or (out and out[-1][0] >= high - 1):
+                break
+        return out
+    finally:
+        c.close()
+
+
+def kcat_all(broker, topic):
+    p = subprocess.run([KCAT, "-b", broker.bootstrap, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+                        "-Z", "-f", "%o %k %S\n"], capture_output=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError("kcat: %s" % p.stderr.decode(errors="replace"))
+    out = []
+    for line in p.stdout.decode().splitlines():
+        off, key, size = line.split(" ")
+        out.append((int(off), key, int(size)))
+    return out
+
+
+def create_topic(bootstrap, topic, configs):
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(topic, 1, 1, config=configs)]).values():
+        f.result(timeout=15)
+
+
+def dir_size(path):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+
+
+def leftover_files(path):
+    return [f for f in os.listdir(path) if f.endswith(".cleaned") or f.endswith(".swap")]
+
+
+def roll(bootstrap, topic, segment_ms):
+    """segment.ms passes, then one more record: the active segment rolls, so everything before it is cleanable."""
+    time.sleep(segment_ms / 1000.0 + 0.2)
+    p = producer(bootstrap)
+    p.produce(topic, key=b"__roll", value=b"r", partition=0)
+    p.flush(10)
+
+
+def latest_by_key(records):
+    m = {}
+    for off, k, v in records:
+        m[k] = (off, v)
+    return m
+
+
+def part_a(broker, check, keys, rounds):
+    topic = "compacted-a"
+    retention_ms = 8000
+    segment_ms = 1500
+    create_topic(broker.bootstrap, topic, {"cleanup.policy": "compact", "segment.bytes": "1048576",
+                                           "segment.ms": str(segment_ms), "min.cleanable.dirty.ratio": "0.01",
+                                           "delete.retention.ms": str(retention_ms)})
+    t0 = time.monotonic()
+    items = (("key-%05d" % k, "value-%05d-round-%03d" % (k, r)) for r in range(rounds) for k in range(keys))
+    last = produce(broker.bootstrap, topic, items, check)
+    dead = ["key-%05d" % k for k in range(0, keys, max(1, keys // 100))]
+    last.update(produce(broker.bootstrap, topic, ((k, None) for k in dead), check))
+    print("A: produced %d records (+%d tombstones) in %.1f s" % (keys * rounds, len(dead), time.monotonic() - t0))
+    pdir = os.path.join(broker.data_dir, topic + "-0")
+    roll(broker.bootstrap, topic, segment_ms)
+    last["__roll"] = None
+
+    # Until the cleaner has been through: one record per key (tombstones included) in what can be read.
+    want_live = {k: v for k, v in last.items() if v is not None and v[1] is not None}
+    expected = len(want_live) + len(dead) + 1
+
+    def settled():
+        recs = consume_all(broker.bootstrap, topic)
+        return recs if len(recs) == expected else None
+
+    t1 = time.monotonic()
+    recs = h.wait_until(settled, 120, step=1.0)
+    check.true(recs is not None, "compacted to %d records within 120 s" % expected)
+    if recs is None:
+        return
+    print("A: compacted to %d records %.1f s after the roll; the partition directory holds %d bytes" %
+          (len(recs), time.monotonic() - t1, dir_size(pdir)))
+    got = latest_by_key(recs)
+    check.eq(len(got), len(recs), "one record per key")
+    bad = [k for k, v in want_live.items() if got.get(k) != v]
+    check.eq(bad[:5], [], "keys whose record is not the last write at its delivered offset (of %d)" % len(want_live))
+    check.true(all(k in got and got[k][1] is None for k in dead), "tombstones kept within delete.retention.ms")
+    # Uncompacted, 1,000,000 such records take about 10 MB even with lz4; one active segment may stay.
+    check.true(dir_size(pdir) < 1048576 + 50 * len(want_live), "the partition directory holds %d bytes" % dir_size(pdir))
+    check.eq(leftover_files(pdir), [], ".cleaned/.swap files left")
+    with open(os.path.join(broker.data_dir, "cleaner-offset-checkpoint")) as f:
+        check.true(("%s 0 " % topic) in f.read(), "cleaner-offset-checkpoint names the topic")
+
+    # kcat reads the same offsets and keys (-Z: a tombstone prints size -1).
+    k = kcat_all(broker, topic)
+    check.eq([(o, key) for o, key, _ in k], [(o, key) for o, key, _ in recs], "kcat reads the same offsets and keys")
+
+    # After delete.retention.ms the tombstones go (a later pass finds their delete horizon passed).
+    def tombstones_gone():
+        r = consume_all(broker.bootstrap, topic)
+        return r if len(r) == len(want_live) + 1 else None
+
+    recs = h.wait_until(tombstones_gone, retention_ms / 1000.0 + 60, step=1.0)
+    check.true(recs is not None, "tombstones removed after delete.retention.ms")
+    if recs:
+        got = latest_by_key(recs)
+        check.true(not any(k in got for k in dead), "no tombstoned key left")
+        check.eq(sum(1 for k, v in want_live.items() if got.get(k) != v), 0, "live keys unchanged by the tombstone pass")
+
+
+def part_b(binary, check, rounds):
+    """kill -9 while the cleaner works; the data must survive every crash."""
+    keys, versions = 2000, 40
+    # Written with the cleaner off: uncompressed, about 5.6 MB in 6 segments. Then each round restarts the broker
+    # with the cleaner throttled to 1, 4 or 16 MB/s (a first pass takes 0.4 to 6 s, later ones 0.02 to 0.3 s) and
+    # kills it 0.05 to 3 s later, so kills land before, during and after passes; each round then writes one more
+    # version of every key so that the next restart has dirty data again.
+    broker = h.Broker(binary, {"log.cleaner.enable": "false"})
+    rng = random.Random(SEED)
+    topic = "compacted-b"
+    try:
+        broker.start()
+        create_topic(broker.bootstrap, topic, {"cleanup.policy": "compact", "segment.bytes": "1048576",
+                                               "segment.ms": "1000", "min.cleanable.dirty.ratio": "0.01"})
+        items = (("key-%04d" % k, "v-%04d-%03d-%040x" % (k, r, rng.getrandbits(160)))
+                 for r in range(versions) for k in range(keys))
+        last = produce(broker.bootstrap, topic, items, check, compression="none")
+        roll(broker.bootstrap, topic, 1000)
+        last["__roll"] = (None, "r")
+        want = {k: v[1] for k, v in last.items()}
+        broker.stop()
+        broker.overrides.update({"log.cleaner.enable": "true", "log.cleaner.backoff.ms": "100"})
+        pdir = os.path.join(broker.data_dir, topic + "-0")
+        mid_pass = 0
+        for i in range(rounds):
+            broker.overrides["log.cleaner.io.max.bytes.per.second"] = str(rng.choice([1000000, 4000000, 16000000]))
+            broker.start(ready_timeout=30)
+            time.sleep(rng.uniform(0.05, 3.0))
+            broker.kill9()
+            mid_pass += 1 if leftover_files(pdir) else 0
+            broker.start(ready_timeout=30)
+            recs = consume_all(broker.bootstrap, topic)
+            offsets = [o for o, _, _ in recs]
+            check.true(all(a < b for a, b in zip(offsets, offsets[1:])), "round %d: offsets increase" % i)
+            got = {k: v for _, k, v in recs}
+            lost = [k for k, v in want.items() if got.get(k) != v]
+            if not check.eq(lost[:5], [], "round %d: keys whose last value is not read back" % i):
+                break
+            more = [("key-%04d" % k, "v-round-%02d-%040x" % (i, rng.getrandbits(160))) for k in range(keys)]
+            for k, v in produce(broker.bootstrap, topic, more, check, compression="none").items():
+                want[k] = v[1]
+            broker.stop()
+        installed = broker.log_text().count("info log cleaner: cleaned %s-0" % topic)
+        check.true(mid_pass > 0, "some kill landed while a pass was writing (.cleaned/.swap files at the kill)")
+        check.true(installed > 0, "some pass was installed between the kills")
+        broker.overrides["log.cleaner.io.max.bytes.per.second"] = "1.7976931348623157E308"
+        broker.start(ready_timeout=30)
+        roll(broker.bootstrap, topic, 1000)  # a second "__roll" in the new active segment: never cleaned
+
+        def done():
+            r = consume_all(broker.bootstrap, topic)
+            return r if len(r) == len(want) + 1 else None
+
+        recs = h.wait_until(done, 120, step=1.0)
+        check.true(recs is not None, "after %d kills the cleaner finishes: one record per key" % rounds)
+        if recs:
+            got = {k: v for _, k, v in recs}
+            check.eq(sum(1 for k, v in want.items() if got.get(k) != v), 0, "keys without their last value at the end")
+        check.eq(leftover_files(pdir), [], ".cleaned/.swap files left")
+        print("B: %d kill -9 rounds (seed %d), %d of them while a pass was writing, %d passes installed between them; "
+              "then %s records" % (rounds, SEED, mid_pass, installed, len(recs) if recs else None))
+    finally:
+        if broker.alive():
+            broker.stop()
+        broker.close(failed=bool(check.failures))
+
+
+def part_c(binary, check):
+    """Offsets committed in a loop: __consumer_offsets is compacted and the offsets survive a restart."""
+    from confluent_kafka import Consumer, TopicPartition
+    overrides = {"log.cleaner.backoff.ms": "100", "offsets.topic.num.partitions": "1",
+                 "offsets.topic.segment.bytes": "65536"}
+    broker = h.Broker(binary, overrides)
+    try:
+        broker.start()
+        create_topic(broker.bootstrap, "c-data", {})
+        c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "committer", "enable.auto.commit": False})
+        commits = 3000
+        for i in range(commits):
+            c.commit(offsets=[TopicPartition("c-data", 0, i + 1)], asynchronous=False)
+        c.close()
+        odir = os.path.join(broker.data_dir, "__consumer_offsets-0")
+
+        def compacted():
+            segs = [f for f in os.listdir(odir) if f.endswith(".log")]
+            return dir_size(odir) < 65536 * 3 and len(segs) >= 1 and not leftover_files(odir)
+
+        ok = h.wait_until(compacted, 60, step=0.5)
+        check.true(ok, "__consumer_offsets compacted below 3 segments' worth (%d bytes now)" % dir_size(odir))
+        print("C: %d commits -> __consumer_offsets-0 is %d bytes" % (commits, dir_size(odir)))
+        broker.stop()
+        broker.start()
+        c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "committer", "enable.auto.commit": False})
+        got = c.committed([TopicPartition("c-data", 0)], timeout=15)
+        c.close()
+        check.eq(got[0].offset, commits, "committed offset after the restart")
+    finally:
+        if broker.alive():
+            broker.stop()
+        broker.close(failed=bool(check.failures))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
+    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
+    ap.add_argument("--keys", type=int, default=10000)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--crash-rounds", type=int, default=20)
+    ap.add_argument("--parts", default="abc")
+    args = ap.parse_args()
+    if not args.broker or not os.access(args.broker, os.X_OK):
+        print("SKIP: no sluice binary (--broker or SLUICE_BINARY)")
+        return h.SKIP
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        no_venv = h.run_in_venv(args.cache, __file__)
+        print("SKIP: %s" % (no_venv or "the venv has no confluent_kafka"))
+        return h.SKIP
+    print("seed %d (SLUICE_TEST_SEED)" % SEED)
+    rc = 0
+    if "a" in args.parts:
+        rc |= h.run(lambda broker, check: part_a(broker, check, args.keys, args.rounds), args.broker,
+                    {"log.cleaner.backoff.ms": "200"})
+    for part, fn in (("b", lambda check: part_b(args.broker, check, args.crash_rounds)),
+                     ("c", lambda check: part_c(args.broker, check))):
+        if part in args.parts:
+            check = h.Checker()
+            try:
+                fn(check)
+            except Exception as e:  # noqa: BLE001 - a failure to report
+                import traceback
+                traceback.print_exc()
+                check.failures.append("exception: %r" % (e,))
+            rc |= check.report()
+    print("PASS" if rc == 0 else "FAILED")
+    return 1 if rc else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
