@@ -39,6 +39,7 @@ struct options {
   std::string topic;              // default: generated, unique per run and mode
   long records = 100000;
   int size = 100;
+  long keys = 0;                  // produce: key i % keys (0: every record its own key, i)
   std::string acks = "1";
   std::string linger_ms;          // empty: librdkafka's default
   std::string compression = "none";

@@ -13,6 +13,7 @@ namespace sluice::bench {
                "  --mode produce|consume|latency|create[,...]   default produce\n"
                "  --records N        records to produce/consume (default 100000)\n"
                "  --size S           value size in bytes (default 100)\n"
+               "  --keys K           produce: keys i %% K, so each key is written records/K times (default: all distinct)\n"
                "  --acks A           0, 1, -1/all (default 1)\n"
                "  --linger-ms L      producer linger.ms (default: librdkafka's, 5 in 2.0.2)\n"
                "  --compression C    none, gzip, snappy, lz4, zstd (default none)\n"
@@ -51,6 +52,7 @@ options parse(int argc, char** argv) {
       }
     } else if (a == "--records") o.records = std::stol(need(i));
     else if (a == "--size") o.size = std::stoi(need(i));
+    else if (a == "--keys") o.keys = std::stol(need(i));
     else if (a == "--acks") o.acks = need(i);
     else if (a == "--linger-ms") o.linger_ms = need(i);
     else if (a == "--compression") o.compression = need(i);

@@ -42,7 +42,7 @@ bool run_produce(const options& o, target& t, const std::string& topic) {
   bool timed_out = false;
   for (long i = 0; i < o.records; ++i) {
     char key[24];
-    int klen = std::snprintf(key, sizeof key, "%ld", i);
+    int klen = std::snprintf(key, sizeof key, "%ld", o.keys > 0 ? i % o.keys : i);
     for (;;) {
       if (rd_kafka_produce(rkt, static_cast<int32_t>(i % o.partitions), 0 /* no copy: shared */,
                            payload.data(), payload.size(), key, klen, nullptr) == 0)

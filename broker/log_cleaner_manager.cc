@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/logging.h"
+#include "base/metrics.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
 #include "storage/log_cleaner.h"
@@ -72,12 +73,31 @@ log_cleaner_manager::~log_cleaner_manager() { stop(); }
 
 void log_cleaner_manager::start() {
   load_checkpoints();
+  // /metrics: Kafka's LogCleaner / LogCleanerManager gauges under the JMX exporter's names, and totals of ours.
+  collector_ = metrics::process_registry().add_collector([this](metrics::sample_sink& out) {
+    const auto t = stats();
+    out.gauge("kafka_log_logcleanermanager_max_dirty_percent", "Largest dirty ratio of a compacted log, in percent",
+              {}, t.max_dirty_ratio * 100.0);
+    out.gauge("kafka_log_logcleaner_max_compaction_delay_secs",
+              "Longest time a compacted log's dirty records waited past max.compaction.lag.ms", {},
+              static_cast<double>(t.max_compaction_delay_ms) / 1000.0);
+    out.counter_value("sluice_log_cleaner_passes_total", "Cleaning passes installed", {}, static_cast<double>(t.passes));
+    out.counter_value("sluice_log_cleaner_bytes_read_total", "Bytes the cleaner read from segments", {},
+                      static_cast<double>(t.bytes_read));
+    out.counter_value("sluice_log_cleaner_bytes_written_total", "Bytes the cleaner wrote to cleaned segments", {},
+                      static_cast<double>(t.bytes_written));
+    out.counter_value("sluice_log_cleaner_bytes_freed_total", "Bytes freed by installed passes", {},
+                      static_cast<double>(t.bytes_freed));
+    out.counter_value("sluice_log_cleaner_records_removed_total", "Records removed by compaction", {},
+                      static_cast<double>(t.records_removed));
+  });
   if (broker_value(config_, "log.cleaner.enable", "true") != "true") return;
   const int64_t n = std::clamp<int64_t>(parse_long(broker_value(config_, "log.cleaner.threads", "1"), 1), 1, 64);
   for (int64_t i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
 }
 
 void log_cleaner_manager::stop() {
+  if (collector_ != 0) metrics::process_registry().remove_collector(std::exchange(collector_, 0));
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

@@ -35,7 +35,9 @@ namespace sluice::broker {
 /// written after each pass.
 ///
 /// Threads: its own (std::thread); the partition work goes to the partitions' strands and is waited for.
-/// stop() must run before the io_context stops.
+/// stop() must run before the io_context stops. /metrics: kafka_log_logcleanermanager_max_dirty_percent,
+/// kafka_log_logcleaner_max_compaction_delay_secs, sluice_log_cleaner_{passes,bytes_read,bytes_written,bytes_freed,
+/// records_removed}_total.
 class log_cleaner_manager {
  public:
   log_cleaner_manager(const broker_config& config, topic_registry& topics, sluice::clock& clock);
@@ -72,6 +74,7 @@ class log_cleaner_manager {
   sluice::clock& clock_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
+  int collector_ = 0;  // the /metrics collector's handle
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -216,6 +216,7 @@ class cleaner_pass {
         auto batch = reader->next();
         if (!batch) return batch.err();
         if (batch->empty()) break;
+        out_.stats.bytes_read += static_cast<int64_t>(batch->size());  // mapping reads count for the throttle too
         const auto h = decode_record_batch_header(batch->data());
         if (h.last_offset() < plan_.first_dirty_offset || h.is_control() || is_aborted(plan_, h)) continue;
         auto recs = records_of(h, *batch);

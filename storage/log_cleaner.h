@@ -113,7 +113,7 @@ struct cleaned_group {
 };
 
 struct cleaning_stats {
-  int64_t bytes_read = 0;
+  int64_t bytes_read = 0;  // by the mapping and by the rewrite (a dirty segment is read twice)
   int64_t bytes_written = 0;
   int64_t records_read = 0;
   int64_t records_retained = 0;

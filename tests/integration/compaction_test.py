@@ -201,10 +201,11 @@ def part_a(broker, check, keys, rounds):
 def part_b(binary, check, rounds):
     """kill -9 while the cleaner works; the data must survive every crash."""
     keys, versions = 2000, 40
-    # Written with the cleaner off: uncompressed, about 5.6 MB in 6 segments. Then each round restarts the broker
-    # with the cleaner throttled to 1, 4 or 16 MB/s (a first pass takes 0.4 to 6 s, later ones 0.02 to 0.3 s) and
-    # kills it 0.05 to 3 s later, so kills land before, during and after passes; each round then writes one more
-    # version of every key so that the next restart has dirty data again.
+    # Written with the cleaner off: uncompressed, about 5.6 MB in 6 segments. Then each round restarts the broker and
+    # kills it: even rounds throttle the cleaner to 250 KB/s and kill 1 to 2 s after the start, inside the pass (a
+    # pass reads the dirty part to map it, then reads everything and writes the survivors: 2 s and more at that
+    # rate); odd rounds let it run at 16 MB/s and kill 0.05 to 3 s after the start, before, during or after passes.
+    # Each round then writes one more version of every key so that the next restart has dirty data again.
     broker = h.Broker(binary, {"log.cleaner.enable": "false"})
     rng = random.Random(SEED)
     topic = "compacted-b"
@@ -223,9 +224,10 @@ def part_b(binary, check, rounds):
         pdir = os.path.join(broker.data_dir, topic + "-0")
         mid_pass = 0
         for i in range(rounds):
-            broker.overrides["log.cleaner.io.max.bytes.per.second"] = str(rng.choice([1000000, 4000000, 16000000]))
+            slow = i % 2 == 0
+            broker.overrides["log.cleaner.io.max.bytes.per.second"] = "250000" if slow else "16000000"
             broker.start(ready_timeout=30)
-            time.sleep(rng.uniform(0.05, 3.0))
+            time.sleep(rng.uniform(1.0, 2.0) if slow else rng.uniform(0.05, 3.0))
             broker.kill9()
             mid_pass += 1 if leftover_files(pdir) else 0
             broker.start(ready_timeout=30)
