@@ -38,6 +38,17 @@ def cpu_seconds(pid):
     return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def dir_bytes(path):
+    """Bytes of the files in `path`; a file the cleaner removes meanwhile counts 0."""
+    total = 0
+    for name in os.listdir(path):
+        try:
+            total += os.path.getsize(os.path.join(path, name))
+        except FileNotFoundError:
+            pass
+    return total
+
+
 def scrape(http_port, family):
     text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % http_port, timeout=5).read().decode()
     m = re.search(r"^%s(?:\{\})? ([0-9.e+]+)$" % re.escape(family), text, re.M)
@@ -73,8 +84,7 @@ def one(args, cleaner):
         if not m:
             raise RuntimeError("sluice_bench printed no rate:\n" + out)
         passes = scrape(http_port, "sluice_log_cleaner_passes_total")
-        size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(d, topic + "-0"))
-                   for f in fs)
+        size = dir_bytes(os.path.join(d, topic + "-0"))
         return {"rate": float(m.group(1)), "cpu": c1 - c0, "cpu_per_m": (c1 - c0) / args.records * 1e6,
                 "passes": passes, "bytes": size}
     finally:

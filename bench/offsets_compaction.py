@@ -65,6 +65,10 @@ def run(args, cleaner):
     try:
         node.start()
         boot = "127.0.0.1:%d" % node.port
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": boot})  # must outlive the futures
+        for f in admin.create_topics([NewTopic("bench-data", args.partitions, 1)]).values():
+            f.result(timeout=30)
         tps = [TopicPartition("bench-data", p) for p in range(args.partitions)]
         commits = 0
         phase_s = args.minutes * 60.0 / args.phases

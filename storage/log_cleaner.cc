@@ -209,17 +209,11 @@ class cleaner_pass {
     out_.end_offset = plan_.first_uncleanable_offset;
     for (const auto& s : plan_.segments) {
       if (s.next_offset <= plan_.first_dirty_offset) continue;
-      auto reader = segment_file_reader::open(plan_.dir, s);
-      if (!reader) return reader.err();
-      for (;;) {
-        if (auto r = step(); !r) return r;
-        auto batch = reader->next();
-        if (!batch) return batch.err();
-        if (batch->empty()) break;
-        out_.stats.bytes_read += static_cast<int64_t>(batch->size());  // mapping reads count for the throttle too
-        const auto h = decode_record_batch_header(batch->data());
-        if (h.last_offset() < plan_.first_dirty_offset || h.is_control() || is_aborted(plan_, h)) continue;
-        auto recs = records_of(h, *batch);
+      bool full = false;
+      auto done = for_each_batch(s, [&](std::span<const uint8_t> batch) -> sluice::result<bool> {
+        const auto h = decode_record_batch_header(batch.data());
+        if (h.last_offset() < plan_.first_dirty_offset || h.is_control() || is_aborted(plan_, h)) return true;
+        auto recs = records_of(h, batch);
         if (!recs) return recs.err();
         auto it = record_iterator::over_records(h, recs->bytes);
         record_view r;
@@ -227,13 +221,16 @@ class cleaner_pass {
           if (r.offset < plan_.first_dirty_offset || !r.key) continue;
           if (map_.full()) {  // everything below this record is mapped
             out_.end_offset = r.offset;
-            out_.stats.keys_mapped = map_.size();
-            return {};
+            full = true;
+            return false;
           }
           map_.put(bytes_of(*r.key), r.offset);
         }
         if (it.error()) return *it.error();
-      }
+        return true;
+      });
+      if (!done) return done.err();
+      if (full) break;
     }
     out_.stats.keys_mapped = map_.size();
     return {};
@@ -264,6 +261,24 @@ class cleaner_pass {
   }
 
  private:
+  // Calls fn(batch) for each whole batch of segment `s`, with step() before each (cancellation, throttle) and
+  // each batch's bytes counted as read; fn returns false to stop. Returns whether the segment was read to its end.
+  template <typename F>
+  sluice::result<bool> for_each_batch(const cleanable_segment& s, F&& fn) {
+    auto reader = segment_file_reader::open(plan_.dir, s);
+    if (!reader) return reader.err();
+    for (;;) {
+      if (auto r = step(); !r) return r.err();
+      auto batch = reader->next();
+      if (!batch) return batch.err();
+      if (batch->empty()) return true;
+      out_.stats.bytes_read += static_cast<int64_t>(batch->size());
+      auto more = fn(*batch);
+      if (!more) return more.err();
+      if (!*more) return false;
+    }
+  }
+
   sluice::result<void> step() {
     if (options_.cancelled && options_.cancelled()) return make_error(errc::io_error, "cleaning cancelled");
     if (options_.throttle) options_.throttle(out_.stats.bytes_read + out_.stats.bytes_written);
@@ -296,19 +311,14 @@ class cleaner_pass {
     };
     for (const auto& s : group) {
       g.bytes_before += s.size_bytes;
-      auto reader = segment_file_reader::open(plan_.dir, s);
-      if (!reader) return reader.err();
-      for (;;) {
-        if (auto r = step(); !r) return r;
-        auto batch = reader->next();
-        if (!batch) return batch.err();
-        if (batch->empty()) break;
-        out_.stats.bytes_read += static_cast<int64_t>(batch->size());
-        if (auto r = filter_batch(*batch, pending); !r) return r;
+      auto done = for_each_batch(s, [&](std::span<const uint8_t> batch) -> sluice::result<bool> {
+        if (auto r = filter_batch(batch, pending); !r) return r.err();
         if (pending.size() >= (size_t{1} << 20)) {
-          if (auto r = write_pending(); !r) return r;
+          if (auto r = write_pending(); !r) return r.err();
         }
-      }
+        return true;
+      });
+      if (!done) return done.err();
       if (auto r = write_pending(); !r) return r;
       // The aborted transactions whose ABORT marker is in this source keep their index entries (markers stay).
       for (const auto& t : plan_.aborted) {

@@ -125,8 +125,8 @@ class LogCleanerTest : public ::testing::Test {
     if (empty_batches) *empty_batches = empty;
     return out;
   }
-  // One pass: plan (HW = LEO), clean, install. Returns the result (end offset, stats).
-  cleaning_result clean(log& l, size_t map_bytes = 1 << 20, int64_t first_dirty = 0) {
+  // Steps 1 and 2 of a pass (HW = LEO): the plan and the cleaned files, not installed yet.
+  std::pair<cleaning_plan, cleaning_result> plan_and_clean(log& l, size_t map_bytes = 1 << 20, int64_t first_dirty = 0) {
     cleaning_limits limits;
     limits.high_watermark = l.log_end_offset();
     limits.first_dirty_offset = first_dirty;
@@ -140,10 +140,14 @@ class LogCleanerTest : public ::testing::Test {
     o.delete_retention_ms = delete_retention_ms;
     auto r = clean_log(*plan, o, map);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.err().message);
-    if (!r.ok()) return {};
-    auto installed = l.install_cleaned(*r);
+    return {*plan, r.ok() ? std::move(*r) : cleaning_result{}};
+  }
+  // One whole pass: plan, clean, install. Returns the result (end offset, stats).
+  cleaning_result clean(log& l, size_t map_bytes = 1 << 20, int64_t first_dirty = 0) {
+    auto [plan, r] = plan_and_clean(l, map_bytes, first_dirty);
+    auto installed = l.install_cleaned(r);
     EXPECT_TRUE(installed.ok()) << (installed.ok() ? "" : installed.err().message);
-    return *r;
+    return r;
   }
   // The latest value per key, as compaction should leave it.
   static std::map<std::string, std::pair<int64_t, std::optional<std::string>>> latest(const std::vector<rec>& rs) {
@@ -363,20 +367,11 @@ TEST_F(LogCleanerTest, ACrashAtAnyStepOfTheSwapLosesNothing) {
   append(*l, batch({{"tail", "t"}}));
   const auto want = latest(read_all(*l));
   const int64_t leo = l->log_end_offset();
-  cleaning_limits limits;
-  limits.high_watermark = leo;
-  limits.now_ms = clock_.now_ms();
-  auto plan = l->plan_cleaning(limits);
-  ASSERT_TRUE(plan);
-  offset_map map(1 << 20);
-  cleaning_options o;
-  o.now_ms = clock_.now_ms();
-  auto r = clean_log(*plan, o, map);
-  ASSERT_TRUE(r.ok());
-  ASSERT_FALSE(r->groups.empty());
+  const auto [plan, r] = plan_and_clean(*l);
+  ASSERT_FALSE(r.groups.empty());
   l->flush();
   l->close();
-  const auto& g = r->groups.front();
+  const auto& g = r.groups.front();
 
   auto reopen_and_check = [&](const std::string& step) {
     auto re = open_log();
@@ -425,23 +420,15 @@ TEST_F(LogCleanerTest, ASegmentRemovedWhileCleaningDropsThePass) {
   auto l = open_log();
   fill(*l, 20);
   append(*l, batch({{"tail", "t"}}));
-  cleaning_limits limits;
-  limits.high_watermark = l->log_end_offset();
-  limits.now_ms = clock_.now_ms();
-  auto plan = l->plan_cleaning(limits);
-  ASSERT_TRUE(plan);
-  offset_map map(1 << 20);
-  cleaning_options o;
-  o.now_ms = clock_.now_ms();
-  auto r = clean_log(*plan, o, map);
-  ASSERT_TRUE(r.ok());
+  const auto [plan, r] = plan_and_clean(*l);
+  ASSERT_GE(plan.segments.size(), 2u);
   // Meanwhile DeleteRecords removed the first segment.
-  ASSERT_TRUE(l->delete_records_before(plan->segments[1].base_offset).ok());
-  auto installed = l->install_cleaned(*r);
+  ASSERT_TRUE(l->delete_records_before(plan.segments[1].base_offset).ok());
+  auto installed = l->install_cleaned(r);
   ASSERT_FALSE(installed.ok());
   EXPECT_EQ(installed.err().code, errc::not_found);
   EXPECT_TRUE(files_ending(".cleaned").empty());
-  EXPECT_EQ(read_all(*l).front().offset, plan->segments[1].base_offset) << "the log is as DeleteRecords left it";
+  EXPECT_EQ(read_all(*l).front().offset, plan.segments[1].base_offset) << "the log is as DeleteRecords left it";
 }
 
 TEST_F(LogCleanerTest, MinCompactionLagKeepsYoungSegmentsDirty) {
