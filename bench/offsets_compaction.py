@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """__consumer_offsets under a group that commits all the time (issue #20): its size, and the group coordinator's
-load time after a restart, over time, with the log cleaner on (and, with --compare, off).
+load time after a restart, over time, with the log cleaner on, off, or both one after the other.
 
 usage: bench/offsets_compaction.py [--broker build-tests/broker/sluice] [--minutes 10] [--phases 5]
-                                   [--interval-ms 100] [--partitions 10] [--segment-bytes 1048576] [--compare]
+                                   [--interval-ms 100] [--partitions 10] [--segment-bytes 1048576]
+                                   [--cleaner on|off|both]
 
 A single node (offsets.topic.num.partitions 1, offsets.topic.segment.bytes --segment-bytes so segments roll within
 minutes; Kafka's default of 100 MiB would roll after hours at this rate) and one consumer (confluent-kafka from the
@@ -114,7 +115,7 @@ def main():
     ap.add_argument("--interval-ms", type=float, default=100)
     ap.add_argument("--partitions", type=int, default=10)
     ap.add_argument("--segment-bytes", type=int, default=1048576)
-    ap.add_argument("--compare", action="store_true", help="also run with log.cleaner.enable=false")
+    ap.add_argument("--cleaner", choices=["on", "off", "both"], default="on")
     args = ap.parse_args()
     try:
         import confluent_kafka  # noqa: F401
@@ -122,8 +123,9 @@ def main():
         why = h.run_in_venv(args.cache, __file__)
         print("no venv: %s" % why)
         return 1
-    run(args, True)
-    if args.compare:
+    if args.cleaner in ("on", "both"):
+        run(args, True)
+    if args.cleaner in ("off", "both"):
         run(args, False)
     return 0
 

@@ -339,10 +339,7 @@ class cleaner_pass {
   // Appends what survives of `batch` to `out`.
   sluice::result<void> filter_batch(std::span<const uint8_t> batch, std::vector<uint8_t>& out) {
     const auto h = decode_record_batch_header(batch.data());
-    if (h.is_control()) {  // transaction markers are kept
-      out.insert(out.end(), batch.begin(), batch.end());
-      return {};
-    }
+    if (h.is_control()) return filter_marker(h, batch, out);
     const bool aborted = is_aborted(plan_, h);
     auto recs = records_of(h, batch);
     if (!recs) return recs.err();
@@ -374,6 +371,7 @@ class cleaner_pass {
     if (it.error()) return *it.error();
     out_.stats.records_read += total;
     out_.stats.records_retained += static_cast<int64_t>(kept.size());
+    if (h.is_transactional() && !kept.empty()) txn_has_data_[h.producer_id] = true;
     const bool set_horizon = kept_tombstone && !h.has_delete_horizon();
     if (kept_tombstone && h.has_delete_horizon()) note_horizon(h.base_timestamp);
     if (static_cast<int32_t>(kept.size()) == total && !set_horizon) {
@@ -391,6 +389,47 @@ class cleaner_pass {
       return {};
     }
     return append_rebuilt_batch(h, kept, set_horizon, kept_tombstone, out);
+  }
+
+  // A COMMIT/ABORT marker (Kafka's CleanedTransactionMetadata): kept while its transaction has records left in
+  // the log (its data batches come before it, in this pass's walk from the log start); once none is left it gets a
+  // delete horizon (now + delete.retention.ms, KIP-534) and after that it goes, so that a read_committed consumer
+  // that began before the horizon still sees it. A removed marker that is its producer's last batch keeps its
+  // header (RETAIN_EMPTY), as a data batch would.
+  sluice::result<void> filter_marker(const record_batch_header& h, std::span<const uint8_t> batch,
+                                     std::vector<uint8_t>& out) {
+    const bool has_data = txn_has_data_[h.producer_id];
+    txn_has_data_.erase(h.producer_id);  // the marker ends the producer's transaction
+    if (has_data) {
+      out.insert(out.end(), batch.begin(), batch.end());
+      return {};
+    }
+    if (h.has_delete_horizon() && options_.now_ms >= h.base_timestamp) {
+      group_changed_ = true;
+      ++out_.stats.markers_removed;
+      auto last = plan_.producer_last_offsets.find(h.producer_id);
+      if (last != plan_.producer_last_offsets.end() && last->second == h.last_offset()) append_empty_batch(h, out);
+      return {};
+    }
+    if (h.has_delete_horizon()) {  // waiting for its horizon
+      note_horizon(h.base_timestamp);
+      out.insert(out.end(), batch.begin(), batch.end());
+      return {};
+    }
+    auto recs = records_of(h, batch);
+    if (!recs) return recs.err();
+    std::vector<record_view> kept;
+    auto it = record_iterator::over_records(h, recs->bytes);
+    record_view r;
+    while (it.next(r)) kept.push_back(r);
+    if (it.error()) return *it.error();
+    if (kept.empty()) {
+      out.insert(out.end(), batch.begin(), batch.end());
+      return {};
+    }
+    group_changed_ = true;
+    note_horizon(options_.now_ms + options_.delete_retention_ms);
+    return append_rebuilt_batch(h, kept, true, false, out);
   }
 
   // A batch header with no records, keeping the producer's offsets and sequence (Kafka's writeEmptyHeader).
@@ -469,6 +508,8 @@ class cleaner_pass {
   offset_map& map_;
   cleaning_result& out_;
   bool group_changed_ = false;  // some batch of the group being written was not copied as it was
+  // Producer id -> whether its current transaction kept a record so far in this pass's walk.
+  std::map<int64_t, bool> txn_has_data_;
 };
 
 }  // namespace

@@ -119,6 +119,7 @@ struct cleaning_stats {
   int64_t records_retained = 0;
   int64_t tombstones_removed = 0;
   int64_t aborted_records_removed = 0;
+  int64_t markers_removed = 0;
   int64_t empty_batches_retained = 0;
   size_t keys_mapped = 0;
 };
@@ -138,7 +139,9 @@ struct cleaning_result {
 /// rewrites every segment with base offset below the end offset, grouped up to segment_bytes (a group in
 /// which every batch stays as it was is not rewritten: its files are dropped and it is not in the result),
 /// keeping a record iff:
-///  - its batch is a control batch (markers are kept; Kafka removes them once their transaction is gone), else
+///  - its batch is a control batch (a COMMIT/ABORT marker) whose transaction still has a record in the log, or
+///    whose delete horizon has not passed (a marker of a transaction with nothing left gets one: now +
+///    delete.retention.ms, as tombstones), else
 ///  - its batch is not transactional data of an aborted transaction, and
 ///  - it has a key whose latest mapped offset is <= its offset (or its offset is past the mapped range), and
 ///  - it has a value, or it is a tombstone whose batch has no delete horizon yet or one still in the future.

@@ -84,7 +84,8 @@ class LogCleanerTest : public ::testing::Test {
   }
   // Every record from the log start to the LEO, decompressing where needed; `batches` counts batches and
   // `empty_batches` the ones with no record.
-  std::vector<rec> read_all(log& l, int* batches = nullptr, int* empty_batches = nullptr) {
+  std::vector<rec> read_all(log& l, int* batches = nullptr, int* empty_batches = nullptr,
+                            std::vector<int64_t>* markers = nullptr) {
     std::vector<rec> out;
     int64_t offset = l.log_start_offset();
     int n = 0, empty = 0;
@@ -108,6 +109,7 @@ class LogCleanerTest : public ::testing::Test {
           plain = std::move(*d);
           records = plain;
         }
+        if (h->is_control() && markers) markers->push_back(h->base_offset);
         if (!h->is_control()) {
           auto it = record_iterator::over_records(*h, records);
           record_view v;
@@ -358,6 +360,38 @@ TEST_F(LogCleanerTest, AbortedDataGoesMarkersAndALiveProducersLastBatchStay) {
   l = open_log();
   ASSERT_TRUE(l->producer_state().producers().count(8));
   EXPECT_EQ(l->producer_state().producers().at(8).last_seq(), 0);
+}
+
+TEST_F(LogCleanerTest, MarkersOfTransactionsWithNothingLeftGoAfterTheirHorizon) {
+  auto l = open_log();
+  append(*l, batch({{"a", "1"}}, 7, 0, true));  // producer 7 commits a=1 (0), marker at 1
+  ASSERT_TRUE(l->append_marker(7, 0, {true, 1}, 0).ok());
+  append(*l, batch({{"b", "1"}}, 9, 0, true));  // producer 9 aborts b=1 (2), marker at 3
+  ASSERT_TRUE(l->append_marker(9, 0, {false, 1}, 0).ok());
+  append(*l, batch({{"c", "1"}}, 11, 0, true));  // producer 11 commits c=1 (4), marker at 5: c stays
+  ASSERT_TRUE(l->append_marker(11, 0, {true, 1}, 0).ok());
+  append(*l, batch({{"a", "2"}}));  // a=1 is superseded: producer 7's transaction has nothing left
+  fill(*l, 8);
+  append(*l, batch({{"tail", "t"}}));
+  l->on_high_watermark_updated(l->log_end_offset());
+
+  std::vector<int64_t> markers;
+  const auto r1 = clean(*l);
+  read_all(*l, nullptr, nullptr, &markers);
+  EXPECT_EQ(markers, (std::vector<int64_t>{1, 3, 5})) << "within delete.retention.ms every marker stays";
+  EXPECT_EQ(r1.stats.markers_removed, 0);
+  EXPECT_EQ(r1.latest_delete_horizon, clock_.now_ms() + delete_retention_ms);
+
+  clock_.advance_ms(delete_retention_ms + 1);
+  const auto r2 = clean(*l, 1 << 20, r1.end_offset);
+  EXPECT_EQ(r2.stats.markers_removed, 2);
+  markers.clear();
+  auto m = latest(read_all(*l, nullptr, nullptr, &markers));
+  EXPECT_EQ(markers, (std::vector<int64_t>{5})) << "only the marker of the transaction with a record left";
+  EXPECT_EQ(m["a"].second, "2");
+  EXPECT_EQ(m["c"].second, "1");
+  EXPECT_FALSE(m.count("b"));
+  EXPECT_EQ(r2.latest_delete_horizon, -1) << "nothing left waiting for a horizon";
 }
 
 // The crash points of install_cleaned, replayed by hand on copies of the directory.
