@@ -61,6 +61,7 @@ auto on_strand(partition& p, const std::atomic<bool>& stopping, F f) -> std::opt
 struct log_cleaner_manager::candidate {
   std::shared_ptr<partition> part;
   storage::topic_partition tp;
+  coordination::topic_id topic{};
   storage::cleaning_plan plan;
   double ratio = 0;
   int64_t delete_retention_ms = 0;
@@ -135,7 +136,27 @@ bool log_cleaner_manager::clean_filthiest() {
   std::optional<candidate> best;
   double max_ratio = 0;
   int64_t max_delay = 0;
-  for (const auto& t : topics_.all()) {
+  const auto topics = topics_.all();
+  {
+    // Entries of logs that are gone go (Kafka drops a deleted log's checkpoint); an entry read from the file is
+    // bound to the topic id it is first seen with, and one seen with another id (the topic was made again) resets.
+    std::lock_guard lock(mutex_);
+    std::map<storage::topic_partition, coordination::topic_id> live;
+    for (const auto& t : topics)
+      for (const auto& p : t->partitions)
+        if (p) live[{t->name, p->index()}] = t->id;
+    for (auto it = checkpoints_.begin(); it != checkpoints_.end();) {
+      auto l = live.find(it->first);
+      if (l == live.end() || (it->second.topic && *it->second.topic != l->second)) {
+        delete_horizons_.erase(it->first);
+        it = checkpoints_.erase(it);
+        continue;
+      }
+      it->second.topic = l->second;
+      ++it;
+    }
+  }
+  for (const auto& t : topics) {
     if (!compacts(config_, *t)) continue;
     const double min_ratio = parse_double(topic_value(config_, *t, "min.cleanable.dirty.ratio"), 0.5);
     const int64_t min_lag = parse_long(topic_value(config_, *t, "min.compaction.lag.ms"), 0);
@@ -148,7 +169,7 @@ bool log_cleaner_manager::clean_filthiest() {
       {
         std::lock_guard lock(mutex_);
         if (in_progress_.count(tp)) continue;
-        if (auto it = checkpoints_.find(tp); it != checkpoints_.end()) first_dirty = it->second;
+        if (auto it = checkpoints_.find(tp); it != checkpoints_.end()) first_dirty = it->second.offset;
         if (auto it = delete_horizons_.find(tp); it != delete_horizons_.end()) horizon = it->second;
       }
       auto plan = on_strand(*p, stopping_, [p, first_dirty, min_lag, now] {
@@ -176,7 +197,7 @@ bool log_cleaner_manager::clean_filthiest() {
       const bool due = (dirty > 0 && (ratio >= min_ratio || overdue)) || tombstones_due;
       if (!due) continue;
       const double rank = tombstones_due && dirty == 0 ? 0.0 : ratio + (overdue ? 1.0 : 0.0);
-      if (!best || rank > best->ratio) best = candidate{p, tp, std::move(**plan), rank, delete_retention};
+      if (!best || rank > best->ratio) best = candidate{p, tp, t->id, std::move(**plan), rank, delete_retention};
     }
   }
   {
@@ -242,7 +263,7 @@ bool log_cleaner_manager::clean_filthiest() {
             st.keys_mapped);
   {
     std::lock_guard lock(mutex_);
-    checkpoints_[tp] = cleaned->end_offset;
+    checkpoints_[tp] = checkpoint{cleaned->end_offset, best->topic};
     if (cleaned->latest_delete_horizon >= 0) delete_horizons_[tp] = cleaned->latest_delete_horizon;
     else delete_horizons_.erase(tp);
     ++totals_.passes;
@@ -263,7 +284,7 @@ void log_cleaner_manager::load_checkpoints() {
       log::warn("log cleaner: {}: {} (every log is dirty from its start)", (dir / checkpoint_file).string(), cp.err().message);
       continue;
     }
-    for (const auto& [tp, offset] : *cp) checkpoints_[tp] = offset;
+    for (const auto& [tp, offset] : *cp) checkpoints_[tp] = checkpoint{offset, std::nullopt};
   }
 }
 
@@ -274,7 +295,7 @@ void log_cleaner_manager::write_checkpoints() {
   std::map<storage::topic_partition, int64_t> snapshot;
   {
     std::lock_guard lock(mutex_);
-    snapshot = checkpoints_;
+    for (const auto& [tp, cp] : checkpoints_) snapshot[tp] = cp.offset;
   }
   for (const auto& t : topics_.all()) {
     for (const auto& p : t->partitions) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -78,7 +79,13 @@ class log_cleaner_manager {
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
-  std::map<storage::topic_partition, int64_t> checkpoints_;      // first dirty offset per log
+  // First dirty offset per log, with the id of the topic it belongs to once a selection round has seen it (a
+  // topic deleted and made again under its name starts dirty from its log start, as Kafka drops the entry).
+  struct checkpoint {
+    int64_t offset = 0;
+    std::optional<coordination::topic_id> topic;
+  };
+  std::map<storage::topic_partition, checkpoint> checkpoints_;
   std::map<storage::topic_partition, int64_t> delete_horizons_;  // latest kept tombstone horizon per log
   std::set<storage::topic_partition> in_progress_;
   totals totals_;
