@@ -16,7 +16,6 @@ and Debian's kcat (librdkafka 2.0.2).
 Usage: compaction_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache [--keys N --rounds N]
 Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
 """
-import argparse
 import os
 import random
 import subprocess
@@ -333,23 +332,15 @@ def part_c(binary, check):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
-    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
-    ap.add_argument("--keys", type=int, default=10000)
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--crash-rounds", type=int, default=20)
-    ap.add_argument("--parts", default="abc")
-    args = ap.parse_args()
-    if not args.broker or not os.access(args.broker, os.X_OK):
-        print("SKIP: no sluice binary (--broker or SLUICE_BINARY)")
-        return h.SKIP
-    try:
-        import confluent_kafka  # noqa: F401
-    except ImportError:
-        no_venv = h.run_in_venv(args.cache, __file__)
-        print("SKIP: %s" % (no_venv or "the venv has no confluent_kafka"))
-        return h.SKIP
+    def more(ap):
+        ap.add_argument("--keys", type=int, default=10000)
+        ap.add_argument("--rounds", type=int, default=100)
+        ap.add_argument("--crash-rounds", type=int, default=20)
+        ap.add_argument("--parts", default="abc")
+
+    args, skip = h.client_test_args(__doc__, __file__, add_arguments=more)
+    if skip is not None:
+        return skip
     print("seed %d (SLUICE_TEST_SEED)" % SEED)
     rc = 0
     if "a" in args.parts:

@@ -19,7 +19,6 @@ cache's venv, and Prometheus' own text parser (prometheus_client, pinned in comp
 Usage: http_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache
 Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
 """
-import argparse
 import json
 import os
 import shutil
@@ -238,20 +237,9 @@ def https_checks(check, port, certs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
-    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
-    args = ap.parse_args()
-    if not args.broker or not os.access(args.broker, os.X_OK):
-        print("SKIP: no sluice binary (--broker or SLUICE_BINARY)")
-        return h.SKIP
-    try:
-        import confluent_kafka  # noqa: F401
-        import prometheus_client  # noqa: F401
-    except ImportError:
-        no_venv = h.run_in_venv(args.cache, __file__)
-        print("SKIP: %s" % (no_venv or "the venv has no confluent_kafka or prometheus_client"))
-        return h.SKIP
+    args, skip = h.client_test_args(__doc__, __file__, modules=("confluent_kafka", "prometheus_client"))
+    if skip is not None:
+        return skip
     http_port = h.pick_free_port()
     https_port = h.pick_free_port()
     certs = tempfile.mkdtemp(prefix="sluice-http-certs-")

@@ -165,6 +165,31 @@ class Broker:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def client_test_args(description, script, modules=("confluent_kafka",), add_arguments=None):
+    """The command line of a test that drives the broker with the compat cache's venv clients: --broker (or
+    $SLUICE_BINARY), --cache, and what `add_arguments(parser)` adds. Returns (args, None) inside the venv, else
+    (None, SKIP) after printing why (no binary, or no venv with `modules`); re-executes `script` in the venv when
+    the modules are missing here (does not return then)."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
+    ap.add_argument("--cache", default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "build-tests", "compat-cache"))
+    if add_arguments:
+        add_arguments(ap)
+    args = ap.parse_args()
+    if not args.broker or not os.access(args.broker, os.X_OK):
+        print("SKIP: no sluice binary (--broker or SLUICE_BINARY)")
+        return None, SKIP
+    try:
+        for m in modules:
+            __import__(m)
+    except ImportError:
+        no_venv = run_in_venv(args.cache, script)
+        print("SKIP: %s" % (no_venv or "the venv has no %s" % " or ".join(modules)))
+        return None, SKIP
+    return args, None
+
+
 def binary_from_args(description):
     """Parses --broker (or $SLUICE_BINARY); exits 77 (skip) when neither names an executable."""
     ap = argparse.ArgumentParser(description=description)
