@@ -129,8 +129,6 @@ void log_cleaner_manager::run() {
   }
 }
 
-bool log_cleaner_manager::clean_once() { return clean_filthiest(); }
-
 bool log_cleaner_manager::clean_filthiest() {
   const int64_t now = clock_.now_ms();
   std::optional<candidate> best;

@@ -60,9 +60,6 @@ class log_cleaner_manager {
   };
   totals stats() const;
 
-  /// Runs one selection and pass now on the calling thread (tests). Returns whether a log was cleaned.
-  bool clean_once();
-
  private:
   struct candidate;
   void run();

@@ -309,10 +309,14 @@ class cleaner_pass {
       pending.clear();
       return r;
     };
+    std::optional<record_batch_header> last;  // the group's last batch, when nothing of it was kept
     for (const auto& s : group) {
       g.bytes_before += s.size_bytes;
       auto done = for_each_batch(s, [&](std::span<const uint8_t> batch) -> sluice::result<bool> {
+        const size_t before = pending.size();
         if (auto r = filter_batch(batch, pending); !r) return r.err();
+        if (pending.size() == before) last = decode_record_batch_header(batch.data());
+        else last.reset();
         if (pending.size() >= (size_t{1} << 20)) {
           if (auto r = write_pending(); !r) return r.err();
         }
@@ -327,6 +331,13 @@ class cleaner_pass {
         }
       }
     }
+    if (last) {
+      // The cleaned segment ends where its sources did: an empty batch without producer at the last batch's
+      // offsets (clients skip it), so the swap's next offset, which a restart uses to find the segments it
+      // replaces, covers every source.
+      append_filler_batch(*last, pending);
+      if (auto r = write_pending(); !r) return r;
+    }
     if (auto r = (*seg)->on_become_inactive(); !r) return r;
     g.bytes_after = (*seg)->size_bytes();
     (*seg)->close();
@@ -339,6 +350,8 @@ class cleaner_pass {
   // Appends what survives of `batch` to `out`.
   sluice::result<void> filter_batch(std::span<const uint8_t> batch, std::vector<uint8_t>& out) {
     const auto h = decode_record_batch_header(batch.data());
+    // An earlier pass's filler (an empty batch with no producer): dropped; the group's end gets one again if needed.
+    if (h.records_count == 0 && h.producer_id < 0 && !h.is_control()) return {};
     if (h.is_control()) return filter_marker(h, batch, out);
     const bool aborted = is_aborted(plan_, h);
     auto recs = records_of(h, batch);
@@ -434,10 +447,22 @@ class cleaner_pass {
 
   // A batch header with no records, keeping the producer's offsets and sequence (Kafka's writeEmptyHeader).
   static void append_empty_batch(const record_batch_header& h, std::vector<uint8_t>& out) {
+    append_header_only(h, static_cast<int16_t>(h.attributes & ~batch_attribute::compression_mask), out);
+  }
+
+  // The offsets of `h` as an empty plain batch: no producer, not transactional, no control bit.
+  static void append_filler_batch(const record_batch_header& h, std::vector<uint8_t>& out) {
+    record_batch_header plain = h;
+    plain.producer_id = -1;
+    plain.producer_epoch = -1;
+    plain.base_sequence = -1;
+    append_header_only(plain, static_cast<int16_t>(h.attributes & batch_attribute::timestamp_type_bit), out);
+  }
+
+  static void append_header_only(const record_batch_header& h, int16_t attributes, std::vector<uint8_t>& out) {
     const size_t at = out.size();
     out.resize(at + record_batch_header_size);
     uint8_t* p = out.data() + at;
-    const int16_t attributes = static_cast<int16_t>(h.attributes & ~batch_attribute::compression_mask);
     detail::store_be<int64_t>(p + batch_field::base_offset, h.base_offset);
     detail::store_be<int32_t>(p + batch_field::batch_length, record_batch_header_size - log_overhead);
     detail::store_be<int32_t>(p + batch_field::partition_leader_epoch, h.partition_leader_epoch);

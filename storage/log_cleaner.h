@@ -138,6 +138,8 @@ struct cleaning_result {
 /// Step 2 (any thread): maps the dirty part of the plan's segments into `map` (cleared first), then
 /// rewrites every segment with base offset below the end offset, grouped up to segment_bytes (a group in
 /// which every batch stays as it was is not rewritten: its files are dropped and it is not in the result),
+/// ending each group at the offsets its sources ended at (when the last batch goes, an empty batch without
+/// producer stands at its offsets, so a restart can tell which segments a swap replaces),
 /// keeping a record iff:
 ///  - its batch is a control batch (a COMMIT/ABORT marker) whose transaction still has a record in the log, or
 ///    whose delete horizon has not passed (a marker of a transaction with nothing left gets one: now +

@@ -450,6 +450,41 @@ TEST_F(LogCleanerTest, ACrashAtAnyStepOfTheSwapLosesNothing) {
   reopen_and_check("swap, index renamed");
 }
 
+// A second pass merges small cleaned segments into one group whose last records are superseded: the cleaned
+// segment still ends where its sources did, so a crash right after its swap commits leaves no stale source behind.
+TEST_F(LogCleanerTest, AMergingSwapCutShortLeavesNoStaleSegment) {
+  auto l = open_log();
+  fill(*l, 20);
+  append(*l, batch({{"tail", "t"}}));
+  const auto first = clean(*l);
+  fill(*l, 12);  // every key again, over several segments: the cleaned segments keep nothing
+  append(*l, batch({{"tail2", "t"}}));
+  const auto [plan, r] = plan_and_clean(*l, 1 << 20, first.end_offset);
+  ASSERT_FALSE(r.groups.empty());
+  const auto& g = r.groups.front();
+  ASSERT_GT(g.sources.size(), 1u) << "the small segments merge";
+  ASSERT_TRUE(l->flush());
+  const auto copy = tmp_.path() / "copy";  // the directory as a crash would leave it, .cleaned files included
+  std::filesystem::copy(dir(), copy, std::filesystem::copy_options::recursive);
+  // Reference: the whole install.
+  ASSERT_TRUE(l->install_cleaned(r).ok());
+  const auto want = read_all(*l);
+  l->close();
+  // Crash right after the commit point of every group, on the copy.
+  std::filesystem::remove_all(dir());
+  std::filesystem::copy(copy, dir(), std::filesystem::copy_options::recursive);
+  for (const auto& each : r.groups)
+    ASSERT_TRUE(segment::rename_files(dir(), each.base_offset, segment_suffix::cleaned, segment_suffix::swap));
+  l = open_log();
+  const auto got = read_all(*l);
+  ASSERT_EQ(got.size(), want.size()) << "no source segment survived the finished swap";
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].offset, want[i].offset);
+  for (const auto& s : g.sources) {
+    if (s.base_offset != g.base_offset)
+      EXPECT_FALSE(std::filesystem::exists(dir() / detail::segment_file_name(s.base_offset, ".log"))) << s.base_offset;
+  }
+}
+
 TEST_F(LogCleanerTest, ASegmentRemovedWhileCleaningDropsThePass) {
   auto l = open_log();
   fill(*l, 20);
