@@ -254,10 +254,10 @@ bool log_cleaner_manager::clean_filthiest() {
   }
   const auto& st = cleaned->stats;
   const auto level = cleaned->groups.empty() ? log::level::debug : log::level::info;
-  log::detail::emit(level, "log cleaner: cleaned {}-{} [{}, {}): {} of {} records kept, {} tombstone(s) and {} aborted record(s) removed, "
+  log::detail::emit(level, "log cleaner: cleaned {}-{} [{}, {}): {} of {} records kept, {} tombstone(s), {} aborted record(s) and {} marker(s) removed, "
             "{} -> {} bytes in {} group(s), {} key(s) mapped",
             tp.first, tp.second, best->plan.log_start_offset, cleaned->end_offset, st.records_retained, st.records_read,
-            st.tombstones_removed, st.aborted_records_removed, st.bytes_read, st.bytes_written, cleaned->groups.size(),
+            st.tombstones_removed, st.aborted_records_removed, st.markers_removed, st.bytes_read, st.bytes_written, cleaned->groups.size(),
             st.keys_mapped);
   {
     std::lock_guard lock(mutex_);

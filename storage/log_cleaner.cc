@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "storage/byte_order.h"
 #include "storage/errc.h"
@@ -324,9 +325,10 @@ class cleaner_pass {
       });
       if (!done) return done.err();
       if (auto r = write_pending(); !r) return r;
-      // The aborted transactions whose ABORT marker is in this source keep their index entries (markers stay).
+      // An aborted transaction keeps its index entry while its ABORT marker stays: an entry without its marker
+      // would make read_committed consumers skip every later batch of that producer, looking for the marker.
       for (const auto& t : plan_.aborted) {
-        if (t.last_offset >= s.base_offset && t.last_offset < s.next_offset) {
+        if (t.last_offset >= s.base_offset && t.last_offset < s.next_offset && kept_markers_.count(t.last_offset)) {
           if (auto r = (*seg)->append_aborted(t); !r) return r;
         }
       }
@@ -414,16 +416,18 @@ class cleaner_pass {
     const bool has_data = txn_has_data_[h.producer_id];
     txn_has_data_.erase(h.producer_id);  // the marker ends the producer's transaction
     if (has_data) {
+      kept_markers_.insert(h.base_offset);
       out.insert(out.end(), batch.begin(), batch.end());
       return {};
     }
     if (h.has_delete_horizon() && options_.now_ms >= h.base_timestamp) {
-      group_changed_ = true;
+      group_changed_ = true;  // its .txnindex entry goes with it (rewrite_group)
       ++out_.stats.markers_removed;
       auto last = plan_.producer_last_offsets.find(h.producer_id);
       if (last != plan_.producer_last_offsets.end() && last->second == h.last_offset()) append_empty_batch(h, out);
       return {};
     }
+    kept_markers_.insert(h.base_offset);
     if (h.has_delete_horizon()) {  // waiting for its horizon
       note_horizon(h.base_timestamp);
       out.insert(out.end(), batch.begin(), batch.end());
@@ -535,6 +539,8 @@ class cleaner_pass {
   bool group_changed_ = false;  // some batch of the group being written was not copied as it was
   // Producer id -> whether its current transaction kept a record so far in this pass's walk.
   std::map<int64_t, bool> txn_has_data_;
+  // Offsets of the markers written to the output (their aborted-transaction entries stay).
+  std::set<int64_t> kept_markers_;
 };
 
 }  // namespace

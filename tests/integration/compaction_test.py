@@ -12,12 +12,16 @@ and Debian's kcat (librdkafka 2.0.2).
      log reads whole; at the end the cleaner finishes and one record per key is left.
   C  a group committing offsets in a loop: __consumer_offsets (small segments) is compacted while the coordinator
      serves, and the committed offsets survive a restart.
+  D  a transactional producer aborts, then commits, on a compacted topic with delete.retention.ms 1000: once the
+     cleaner has removed the ABORT marker, a read_committed consumer still sees the committed values (the marker's
+     aborted-transaction index entry goes with it; a break-it run found the later commit hidden behind it).
 
 Usage: compaction_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache [--keys N --rounds N]
 Exit 0 pass, 1 fail, 77 skipped (no binary, or no venv).
 """
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -227,6 +231,75 @@ def part_a(broker, check, keys, rounds):
         check.eq(sum(1 for k, v in again.items() if got.get(k) != v), 0, "made again: keys without their last value")
 
 
+def part_d(binary, check):
+    """Transactions on a compacted topic with a short delete.retention.ms: once the cleaner has removed an ABORT
+    marker (and its aborted-transaction index entry), a read_committed consumer still sees the same producer's
+    later committed transaction (a break-it run found them hidden behind a stale index entry)."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    broker = h.Broker(binary, {"log.cleaner.backoff.ms": "200"})
+    topic = "compacted-d"
+    try:
+        broker.start()
+        create_topic(broker.bootstrap, topic, {"cleanup.policy": "compact", "internal.segment.bytes": "3000",
+                                               "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "1000",
+                                               "segment.ms": "1000"})
+        plain = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+        txn = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "compaction-d"})
+        txn.init_transactions()
+        for i in range(40):
+            plain.produce(topic, key=b"k%d" % i, value=b"plain%d" % i, partition=0)
+        plain.flush(10)
+        txn.begin_transaction()
+        for i in range(40):
+            txn.produce(topic, key=b"k%d" % i, value=b"aborted%d" % i, partition=0)
+        txn.flush(10)
+        for i in range(40, 80):
+            plain.produce(topic, key=b"k%d" % i, value=b"plain%d" % i, partition=0)
+        plain.flush(10)
+        txn.abort_transaction()
+        txn.begin_transaction()
+        for i in range(0, 80, 2):
+            txn.produce(topic, key=b"k%d" % i, value=b"committed%d" % i, partition=0)
+        txn.commit_transaction()
+        want = {"k%d" % i: ("committed%d" % i if i % 2 == 0 else "plain%d" % i) for i in range(80)}
+        for n in range(3):  # rolls, so the abort marker's segment is cleaned, then again after its horizon
+            time.sleep(1.2)
+            plain.produce(topic, key=b"roll", value=b"r%d" % n, partition=0)
+            plain.flush(10)
+        want["roll"] = "r2"
+
+        def read_committed():
+            c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "d-%d" % random.randrange(1 << 30),
+                          "isolation.level": "read_committed", "enable.partition.eof": True,
+                          "auto.offset.reset": "earliest"})
+            c.assign([TopicPartition(topic, 0, 0)])
+            got, deadline = {}, time.monotonic() + 20
+            while time.monotonic() < deadline:
+                m = c.poll(0.5)
+                if m is None:
+                    continue
+                if m.error():
+                    if m.error().code() == -191:
+                        break
+                    continue
+                got[m.key().decode()] = m.value().decode()
+            c.close()
+            return got
+
+        def markers_removed():
+            found = re.findall(r"cleaned %s-0 .* (\d+) marker\(s\) removed" % topic, broker.log_text())
+            return sum(int(n) for n in found)
+
+        check.true(h.wait_until(lambda: markers_removed() > 0, 30), "the cleaner removed the abort marker")
+        got = h.wait_until(lambda: (lambda g: g if g == want else None)(read_committed()), 30, step=1.0)
+        check.eq(read_committed() if got is None else got, want, "read_committed after the marker went")
+        print("D: %d marker(s) removed; read_committed sees the %d keys" % (markers_removed(), len(want)))
+    finally:
+        if broker.alive():
+            broker.stop()
+        broker.close(failed=bool(check.failures))
+
+
 def part_b(binary, check, rounds):
     """kill -9 while the cleaner works; the data must survive every crash."""
     keys, versions = 2000, 40
@@ -336,7 +409,7 @@ def main():
         ap.add_argument("--keys", type=int, default=10000)
         ap.add_argument("--rounds", type=int, default=100)
         ap.add_argument("--crash-rounds", type=int, default=20)
-        ap.add_argument("--parts", default="abc")
+        ap.add_argument("--parts", default="abcd")
 
     args, skip = h.client_test_args(__doc__, __file__, add_arguments=more)
     if skip is not None:
@@ -347,7 +420,8 @@ def main():
         rc |= h.run(lambda broker, check: part_a(broker, check, args.keys, args.rounds), args.broker,
                     {"log.cleaner.backoff.ms": "200"})
     for part, fn in (("b", lambda check: part_b(args.broker, check, args.crash_rounds)),
-                     ("c", lambda check: part_c(args.broker, check))):
+                     ("c", lambda check: part_c(args.broker, check)),
+                     ("d", lambda check: part_d(args.broker, check))):
         if part in args.parts:
             check = h.Checker()
             try:
