@@ -134,15 +134,10 @@ class segment_file_reader {
  public:
   static sluice::result<segment_file_reader> open(const std::filesystem::path& dir, const cleanable_segment& s) {
     const auto path = dir / detail::segment_file_name(s.base_offset, ".log");
+    if (s.file) return segment_file_reader(s.file, s.size_bytes, path);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return detail::io_error("open (removed while cleaning?)", path);
-    return segment_file_reader(fd, s.size_bytes, path);
-  }
-  segment_file_reader(segment_file_reader&& o) noexcept
-      : fd_(std::exchange(o.fd_, -1)), size_(o.size_), pos_(o.pos_), path_(std::move(o.path_)),
-        reader_(std::move(o.reader_)) {}
-  ~segment_file_reader() {
-    if (fd_ >= 0) ::close(fd_);
+    return segment_file_reader(std::make_shared<const file_handle>(fd), s.size_bytes, path);
   }
 
   // The next whole batch, or an empty span at the end (the plan's size bounds the scan: the segment is
@@ -163,9 +158,10 @@ class segment_file_reader {
   }
 
  private:
-  segment_file_reader(int fd, int64_t size, std::filesystem::path path)
-      : fd_(fd), size_(size), path_(std::move(path)), reader_(std::make_unique<detail::scan_reader>(fd, size)) {}
-  int fd_;
+  segment_file_reader(std::shared_ptr<const file_handle> file, int64_t size, std::filesystem::path path)
+      : file_(std::move(file)), size_(size), path_(std::move(path)),
+        reader_(std::make_unique<detail::scan_reader>(file_->fd(), size)) {}
+  std::shared_ptr<const file_handle> file_;
   int64_t size_;
   int64_t pos_ = 0;
   std::filesystem::path path_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/file_region.h"
 #include "base/result.h"
 #include "storage/compression.h"
 #include "storage/transaction_index.h"
@@ -68,9 +69,13 @@ struct cleanable_segment {
   int64_t next_offset = 0;  // last offset + 1 (base offset when empty)
   int64_t size_bytes = 0;
   int64_t max_timestamp = -1;  // largest batch max timestamp (max.compaction.lag.ms), -1 when empty
+  /// The segment's .log descriptor as the plan saw it (segment::file()): the cleaner reads these bytes, whatever
+  /// happens to the file's name meanwhile. Null: open the file by name (tests that make plans by hand).
+  std::shared_ptr<const file_handle> file;
 };
 
-/// What log::plan_cleaning hands to clean_log: nothing in it refers to the log object.
+/// What log::plan_cleaning hands to clean_log: nothing in it refers to the log object (only to the segments'
+/// descriptors, shared).
 struct cleaning_plan {
   std::filesystem::path dir;
   /// The segments that may be rewritten, oldest first: every segment wholly below first_uncleanable_offset.

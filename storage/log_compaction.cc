@@ -48,7 +48,7 @@ std::optional<cleaning_plan> log::plan_cleaning(const cleaning_limits& limits) c
       first_uncleanable = std::min(first_uncleanable, s.base_offset());
     }
     if (upper > first_uncleanable) break;
-    plan.segments.push_back({s.base_offset(), s.next_offset(), s.size_bytes(), s.max_timestamp()});
+    plan.segments.push_back({s.base_offset(), s.next_offset(), s.size_bytes(), s.max_timestamp(), s.file()});
   }
   if (plan.segments.empty()) return std::nullopt;
   plan.first_uncleanable_offset = first_uncleanable;

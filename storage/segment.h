@@ -145,6 +145,9 @@ class segment {
   const offset_index& index() const { return offset_index_; }
   const time_index& timeindex() const { return time_index_; }
   std::filesystem::path log_path() const;
+  /// The .log's descriptor, shared: the log cleaner reads an inactive segment through it (pread), so a segment
+  /// removed or a topic made again under the same name meanwhile cannot hand it other bytes.
+  std::shared_ptr<const file_handle> file() const { return file_; }
 
  private:
   segment() = default;
