@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <utility>
 
 #include "base/logging.h"
 #include "base/metrics.h"
@@ -141,6 +142,19 @@ result<void> broker::start() {
   if (auto r = quotas_->reload(); !r) return error{r.err().code, "cannot read the client quotas: " + r.err().message};
   quotas_->start();
   services_->quotas = quotas_.get();
+  fetch_sessions_ = std::make_unique<fetch_session_cache>(system_clock::instance(),
+                                                          config_.max_incremental_fetch_session_cache_slots);
+  services_->fetch_sessions = fetch_sessions_.get();
+  // /metrics: Kafka's FetchSessionCache gauges and evictions meter, under the JMX exporter's names.
+  fetch_session_metrics_ = metrics::process_registry().add_collector([c = fetch_sessions_.get()](metrics::sample_sink& out) {
+    out.gauge("kafka_server_fetchsessioncache_numincrementalfetchsessions", "Incremental fetch sessions cached (KIP-227)",
+              {}, static_cast<double>(c->size()));
+    out.gauge("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached",
+              "Partitions in all cached incremental fetch sessions", {}, static_cast<double>(c->total_partitions()));
+    out.counter_value("kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total",
+                      "Incremental fetch sessions evicted to make room for new ones", {},
+                      static_cast<double>(c->evictions()));
+  });
   if (config_.authorizer_enabled) {
     security::authorizer_options o;
     o.super_users = security::parse_super_users(config_.values.at("super.users"));
@@ -275,6 +289,7 @@ void broker::stop() {
 
 void broker::close() {
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
+  if (fetch_session_metrics_ != 0) metrics::process_registry().remove_collector(std::exchange(fetch_session_metrics_, 0));
   if (cleaner_) cleaner_->stop();  // before the logs close: a pass under way is dropped
   if (replicas_) replicas_->stop();
   if (cluster_mode_ && view_) view_->stop();  // closes the session: the registration goes at once

@@ -12,6 +12,7 @@
 #include "broker/http/http_server.h"
 #include "broker/producer_id_manager.h"
 #include "broker/quota_manager.h"
+#include "broker/fetch_session_cache.h"
 #include "broker/log_cleaner_manager.h"
 #include "broker/log_maintenance.h"
 #include "broker/group_service.h"
@@ -66,6 +67,8 @@ class broker {
   std::unique_ptr<security::credential_store> credentials_;  // over store_
   std::unique_ptr<security::authorizer> authorizer_;         // authorizer.class.name set
   std::unique_ptr<quota_manager> quotas_;                    // client byte-rate quotas
+  std::unique_ptr<fetch_session_cache> fetch_sessions_;     // KIP-227 incremental fetch sessions
+  int fetch_session_metrics_ = 0;                            // their /metrics collector's handle
   coordination::cluster_view* view_ = nullptr;  // the same object as store_
   bool cluster_mode_ = false;
   std::unique_ptr<replica_manager> replicas_;

@@ -15,6 +15,7 @@ class producer_id_manager;
 class fault_injector;
 class replica_manager;
 class quota_manager;
+class fetch_session_cache;
 namespace security {
 class credential_store;
 class authorizer;
@@ -41,6 +42,9 @@ struct broker_services {
   security::authorizer* authorizer = nullptr;
   /// Client byte-rate quotas (broker/quota_manager.h); null in unit tests (no quotas).
   quota_manager* quotas = nullptr;
+  /// Incremental fetch sessions (KIP-227, broker/fetch_session_cache.h); null in unit tests: every fetch is
+  /// sessionless (session id 0) and an incremental one gets FETCH_SESSION_ID_NOT_FOUND.
+  fetch_session_cache* fetch_sessions = nullptr;
 };
 
 }  // namespace sluice::broker

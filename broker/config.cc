@@ -89,6 +89,7 @@ const std::map<std::string, std::string>& defaults() {
       {"sluice.zookeeper.registration.retry.ms", "0"},
       {"sluice.leader.imbalance.check.interval.ms", ""},
       {"num.io.threads", "0"},
+      {"max.incremental.fetch.session.cache.slots", "1000"},
       {"num.network.threads", "3"},
       {"sluice.log.level", "info"},
       // idempotent producers (KIP-98)
@@ -189,7 +190,7 @@ int8_t type_of(const std::string& key) {
       {"auto.leader.rebalance.enable", B}, {"leader.imbalance.check.interval.seconds", L},
       {"leader.imbalance.per.broker.percentage", I}, {"controlled.shutdown.enable", B},
       {"sluice.zookeeper.registration.retry.ms", L}, {"sluice.leader.imbalance.check.interval.ms", L},
-      {"num.io.threads", I}, {"num.network.threads", I}, {"sluice.log.level", S}, {"producer.id.expiration.ms", I},
+      {"num.io.threads", I}, {"max.incremental.fetch.session.cache.slots", I}, {"num.network.threads", I}, {"sluice.log.level", S}, {"producer.id.expiration.ms", I},
       {"http.listeners", S}, {"http.max.connections", I}, {"http.max.request.bytes", I},
       {"http.request.timeout.ms", I}, {"sluice.test.faults.enable", B}, {"sluice.test.faults.seed", L},
       {"sluice.metrics.enable", B},
@@ -485,6 +486,8 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   SLUICE_INT(offsets_topic_num_partitions, "offsets.topic.num.partitions", int32_t, 1, INT32_MAX);
   SLUICE_INT(group_initial_rebalance_delay_ms, "group.initial.rebalance.delay.ms", int32_t, 0, INT32_MAX);
   SLUICE_INT(num_io_threads, "num.io.threads", int32_t, 0, 256);
+  SLUICE_INT(max_incremental_fetch_session_cache_slots, "max.incremental.fetch.session.cache.slots", int32_t, 0,
+             INT32_MAX);
   // Coordinator keys: read by broker/group_service.cc and broker/txn_service.cc from `values`; validated here as
   // Kafka does.
   {

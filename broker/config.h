@@ -59,6 +59,7 @@ struct broker_config {
   int32_t group_initial_rebalance_delay_ms = 3000;  // group.initial.rebalance.delay.ms
   std::string zookeeper_connect;                    // zookeeper.connect (empty: embedded single node)
   int32_t num_io_threads = 0;                       // num.io.threads (0: one per core)
+  int32_t max_incremental_fetch_session_cache_slots = 1000;  // max.incremental.fetch.session.cache.slots (KIP-227)
   std::string log_level = "info";                   // sluice.log.level: trace, debug, info, warn, error
   // --- idempotent producers (KIP-98); the HTTP side and its test controls (broker/http/README.md) ---
   int64_t producer_id_expiration_ms = 86400000;     // producer.id.expiration.ms

@@ -22,9 +22,15 @@ dispatcher::dispatcher(broker_services& services, request_hooks* hooks)
     : services_(services),
       hooks_(hooks != nullptr ? hooks : &no_hooks()),
       requests_(std::make_unique<std::array<std::atomic<metrics::counter*>, kMaxKey * kMaxVersion>>()),
-      total_time_(std::make_unique<std::array<std::atomic<metrics::histogram*>, kMaxKey>>()) {}
+      total_time_(std::make_unique<std::array<std::atomic<metrics::histogram*>, kMaxKey>>()),
+      bytes_(std::make_unique<std::array<std::atomic<byte_counters*>, kMaxKey>>()) {}
 
-void dispatcher::observe(int16_t api_key, int16_t version, int64_t elapsed_us) {
+dispatcher::~dispatcher() {
+  for (auto& slot : *bytes_) delete slot.load();
+}
+
+void dispatcher::observe(int16_t api_key, int16_t version, int64_t elapsed_us, size_t request_bytes,
+                         size_t response_bytes) {
   if (api_key < 0 || version < 0 || static_cast<size_t>(api_key) >= kMaxKey || static_cast<size_t>(version) >= kMaxVersion)
     return;
   auto& slot = (*requests_)[static_cast<size_t>(api_key) * kMaxVersion + static_cast<size_t>(version)];
@@ -48,6 +54,21 @@ void dispatcher::observe(int16_t api_key, int16_t version, int64_t elapsed_us) {
     hslot.store(hist, std::memory_order_release);
   }
   hist->observe(static_cast<double>(elapsed_us) / 1000.0);
+  auto& bslot = (*bytes_)[static_cast<size_t>(api_key)];
+  byte_counters* b = bslot.load(std::memory_order_acquire);
+  if (b == nullptr) {
+    const metrics::labels l{{"request", std::string(protocol::api_name(api_key))}};
+    auto made = std::make_unique<byte_counters>(byte_counters{
+        &metrics::process_registry().counter("sluice_network_request_bytes_total",
+                                             "Bytes of request frames, per API (after the 4-byte size)", l),
+        &metrics::process_registry().counter("sluice_network_response_bytes_total",
+                                             "Bytes of response frames, per API (with the 4-byte size)", l)});
+    byte_counters* expected = nullptr;
+    if (bslot.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel)) b = made.release();
+    else b = expected;  // another thread made them first: the same series
+  }
+  b->request->add(request_bytes);
+  b->response->add(response_bytes);
 }
 
 boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std::span<const uint8_t> frame,
@@ -121,7 +142,9 @@ boost::asio::awaitable<dispatcher::outcome> dispatcher::dispatch(session& s, std
   const int64_t start_ms = services_.clock.monotonic_ms();
   auto op = entry->handle(services_, rc, reader);
   auto result = co_await std::move(op);
-  if (metrics::enabled()) observe(h.api_key, h.api_version, services_.clock.monotonic_us() - rc.start_us);
+  if (metrics::enabled())
+    observe(h.api_key, h.api_version, services_.clock.monotonic_us() - rc.start_us, frame.size(),
+            result.what == handler_outcome::kind::respond ? result.frame.total_size() : 0);
   hooks_->completed(s, h, start_ms, services_.clock.monotonic_ms(), result.what == handler_outcome::kind::respond);
   if (result.what == handler_outcome::kind::malformed) {
     log::warn("closing connection from {}: malformed {} v{} request (correlation id {}): field {} at byte {}: {}",

@@ -36,6 +36,9 @@ class dispatcher {
  public:
   /// `hooks` null: the no-op hooks (tests, and the security and metrics features, pass theirs here).
   explicit dispatcher(broker_services& services, request_hooks* hooks = nullptr);
+  ~dispatcher();
+  dispatcher(const dispatcher&) = delete;
+  dispatcher& operator=(const dispatcher&) = delete;
 
   /// What the connection does with a request: send `frame`, send nothing (Produce acks=0), or close (`reason`
   /// already logged, naming the client, the API and version, and for a malformed body the field and byte
@@ -55,15 +58,23 @@ class dispatcher {
  private:
   /// Per-API metrics in the process registry (Kafka's kafka.network:type=RequestMetrics as the JMX exporter
   /// names it): kafka_network_requestmetrics_requests_total{request,version} and the histogram
-  /// kafka_network_requestmetrics_totaltimems{request} (ms, from the decoded header to the handler's end).
-  /// Series are made at the first request of each API/version; afterwards one relaxed load finds them.
-  void observe(int16_t api_key, int16_t version, int64_t elapsed_us);
+  /// kafka_network_requestmetrics_totaltimems{request} (ms, from the decoded header to the handler's end), and
+  /// the bytes of request and response frames per API, sluice_network_request_bytes_total{request} and
+  /// sluice_network_response_bytes_total{request} (Kafka's RequestBytes histogram as sums: divided by the request
+  /// count they give the mean sizes). Series are made at the first request of each API/version; afterwards one
+  /// relaxed load finds them.
+  void observe(int16_t api_key, int16_t version, int64_t elapsed_us, size_t request_bytes, size_t response_bytes);
 
   static constexpr size_t kMaxKey = 128, kMaxVersion = 32;
   broker_services& services_;
   request_hooks* hooks_;
   std::unique_ptr<std::array<std::atomic<metrics::counter*>, kMaxKey * kMaxVersion>> requests_;
   std::unique_ptr<std::array<std::atomic<metrics::histogram*>, kMaxKey>> total_time_;
+  struct byte_counters {
+    metrics::counter* request;
+    metrics::counter* response;
+  };
+  std::unique_ptr<std::array<std::atomic<byte_counters*>, kMaxKey>> bytes_;
 };
 
 }  // namespace sluice::broker

@@ -352,6 +352,9 @@ void partition::park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t of
     return;
   }
   waiters_.add(waiter);
+  // Off the strand the high watermark may have moved (and its waiters been woken) between the check and the add:
+  // the list's lock orders the add against wake_all, so reading again after it cannot miss that move.
+  if (closed_ || high_watermark() > offset) waiter->wake();
 }
 
 void partition::park_committed(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset) {
@@ -360,6 +363,7 @@ void partition::park_committed(const std::shared_ptr<purgatory_waiter>& waiter, 
     return;
   }
   waiters_.add(waiter);
+  if (closed_ || last_stable_offset() > offset) waiter->wake();  // as park()
 }
 
 void partition::wake_waiters() { waiters_.wake_all(); }

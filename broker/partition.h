@@ -50,7 +50,8 @@ struct isr_change {
 ///
 /// Always held by a std::shared_ptr (waits keep it alive).
 ///
-/// Strand: `strand()`. The log, the waiter list, the replica sets and `closed_` are touched only on it.
+/// Strand: `strand()`. The log and the replica sets are touched only on it; `closed_` is written only there. The
+/// waiter list locks itself: park() and park_committed() may be called from any thread.
 /// The offsets, role, leader and leader epoch are atomics written on the strand and readable from anywhere
 /// (Metadata, ListOffsets), with the invariant log start offset <= high watermark <= log end offset.
 /// High watermark (leader): the smallest LEO over the ISR (the leader's own included); follower: the
@@ -206,8 +207,10 @@ class partition : public std::enable_shared_from_this<partition> {
 
   /// Parks `waiter` until the high watermark passes `offset`; wakes it at once if it already has (or the
   /// partition is closed). Also woken by a role change and an ISR change. A consumer's long-poll fetch.
+  /// Thread-safe (unlike the rest of the partition): a fetch of many partitions parks on each without a strand
+  /// hop. The waiter is added, then the high watermark read again, so a move that raced the add still wakes it.
   void park(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
-  /// The same for a read_committed fetch: until the last stable offset passes `offset`.
+  /// The same for a read_committed fetch: until the last stable offset passes `offset`. Thread-safe.
   void park_committed(const std::shared_ptr<purgatory_waiter>& waiter, int64_t offset);
 
   /// acks=-1 (Kafka's DelayedProduce and checkEnoughReplicasReachOffset; the group coordinator's appends,
@@ -254,7 +257,7 @@ class partition : public std::enable_shared_from_this<partition> {
   std::vector<follower_progress> followers_;  // leader: every replica but this broker
   int32_t state_version_ = -1;
   bool isr_change_pending_ = false;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // written on the strand; read by park() from any thread
   std::atomic<int64_t> log_start_offset_{0};
   std::atomic<int64_t> high_watermark_{0};
   std::atomic<int64_t> last_stable_offset_{0};

@@ -38,13 +38,17 @@ asio::awaitable<void> purgatory_waiter::wait(wait_deadline until) {
 }
 
 void waiter_list::add(const std::shared_ptr<purgatory_waiter>& waiter) {
+  std::lock_guard lock(mutex_);
   if (waiters_.size() >= 64) std::erase_if(waiters_, [](const std::weak_ptr<purgatory_waiter>& w) { return w.expired(); });
   waiters_.push_back(waiter);
 }
 
 void waiter_list::wake_all() {
-  auto parked = std::move(waiters_);
-  waiters_.clear();
+  std::vector<std::weak_ptr<purgatory_waiter>> parked;
+  {
+    std::lock_guard lock(mutex_);
+    parked.swap(waiters_);
+  }
   for (auto& w : parked)
     if (auto p = w.lock()) p->wake();
 }

@@ -8,6 +8,7 @@
 #include <boost/asio.hpp>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "base/metrics.h"
 #include <utility>
@@ -74,12 +75,17 @@ class purgatory_waiter : public std::enable_shared_from_this<purgatory_waiter> {
 /// is dropped now and then.
 class waiter_list {
  public:
+  /// Thread-safe.
   void add(const std::shared_ptr<purgatory_waiter>& waiter);
-  /// Wakes every waiter parked so far and forgets them.
+  /// Wakes every waiter parked so far and forgets them. Thread-safe; the wakes happen outside the lock.
   void wake_all();
-  size_t size() const { return waiters_.size(); }
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return waiters_.size();
+  }
 
  private:
+  mutable std::mutex mutex_;
   std::vector<std::weak_ptr<purgatory_waiter>> waiters_;
 };
 

@@ -24,7 +24,7 @@ protocol::api_versions_response api_versions_list(error_code error) {
   return r;
 }
 
-task<protocol::api_versions_response> api_versions(broker_services&, request_context& rc,
+task<protocol::api_versions_response> api_versions(broker_services& svc, request_context& rc,
                                                    protocol::api_versions_request& req) {
   // KIP-511: v3+ clients name their software; Kafka rejects names outside this pattern.
   if (rc.header.api_version >= 3) {
@@ -36,6 +36,20 @@ task<protocol::api_versions_response> api_versions(broker_services&, request_con
     }
     rc.session.client_software_name = req.client_software_name;
     rc.session.client_software_version = req.client_software_version;
+  }
+  // KIP-1242 (v5): a client that names the cluster and node it meant to reach learns that it reached another one
+  // (stale bootstrap or a reused address) and bootstraps again. Both or neither: one alone is INVALID_REQUEST, as
+  // Kafka 4.4 answers.
+  if (rc.header.api_version >= 5 && (req.cluster_id.has_value() || req.node_id >= 0)) {
+    protocol::api_versions_response r;
+    if (!req.cluster_id.has_value() || req.node_id < 0) {
+      r.error_code = error_code::invalid_request;
+      co_return r;
+    }
+    if (*req.cluster_id != svc.cluster_id || req.node_id != svc.config.broker_id) {
+      r.error_code = error_code::rebootstrap_required;
+      co_return r;
+    }
   }
   co_return api_versions_list(error_code::none);
 }

@@ -37,7 +37,16 @@ task<response> delete_groups(broker_services& svc, request_context& rc, protocol
     for (const auto& r : results) codes[r.group_id] = to_kafka(r.error);
   }
   response resp;
-  for (const auto& id : ids) resp.results.push_back({id, codes[id]});
+  for (const auto& id : ids) {
+    response::deletable_group_result r;
+    r.group_id = id;
+    r.error_code = codes[id];
+    // v3: the cause beside the code (only written in v3+).
+    if (r.error_code == error_code::group_id_not_found) r.error_message = "Group " + id + " not found.";
+    else if (r.error_code == error_code::non_empty_group) r.error_message = "Group " + id + " is not empty.";
+    else if (r.error_code == error_code::not_coordinator) r.error_message = "This broker is not the coordinator of group " + id + ".";
+    resp.results.push_back(std::move(r));
+  }
   co_return resp;
 }
 

@@ -33,6 +33,14 @@ task<response> describe_groups(broker_services& svc, request_context& rc, protoc
     auto work = [id](groups::group_coordinator& c) { return c.describe_group(id); };
     auto d = co_await group_run(svc.groups, s, std::move(work));
     out.error_code = to_kafka(d.error);
+    // KIP-1043 (v6): a group that does not exist is GROUP_ID_NOT_FOUND, not an empty "Dead" group.
+    if (rc.header.api_version >= 6 && out.error_code == error_code::none && d.state == "Dead") {
+      out.error_code = error_code::group_id_not_found;
+      out.error_message = "Group " + id + " not found.";
+      out.group_state = "Dead";
+      resp.groups.push_back(std::move(out));
+      continue;
+    }
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;
     out.protocol_data = d.protocol;

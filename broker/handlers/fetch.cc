@@ -5,13 +5,15 @@
 // Consumer side: whole record batches up to the high watermark, served as file regions
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
-// Fetch sessions (KIP-227) are not kept: every fetch is a full one and the session id answered is 0.
+// Fetch sessions (KIP-227, broker/fetch_session_cache.h): a full fetch with epoch 0 makes a session; an incremental
+// one fetches every partition of its session and is answered only what changed for the fetcher.
 #include <algorithm>
 #include <map>
 #include <utility>
 
 #include "broker/call_on.h"
 #include "broker/error_map.h"
+#include "broker/fetch_session_cache.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
@@ -35,6 +37,7 @@ struct slot {
   int32_t partition_max_bytes;
   int32_t current_leader_epoch;  // as requested (-1: none)
   int32_t last_fetched_epoch;    // v12+ (-1: none)
+  int64_t follower_high_watermark;  // v18+ (KIP-1166): the follower's high watermark; INT64_MAX: not sent
   uint64_t bytes = 0;            // read in the last pass (for the bytes-out metric)
 };
 
@@ -87,6 +90,20 @@ void name_current_leader(response::partition_data& pd, const partition& p, int32
   pd.current_leader.leader_epoch = p.leader_epoch();
 }
 
+/// A consumer fetching exactly at its end (the high watermark; the last stable offset for read_committed) reads
+/// nothing, and its answer comes from the partition's atomics without a hop to its strand: the common case of an
+/// incremental fetch session, whose every partition is fetched on every request (KIP-227). Only when the last
+/// fetched epoch cannot diverge: none sent, or the current leader epoch (its end is the log end, past the fetch
+/// offset). std::nullopt: read on the strand as usual. Any thread.
+std::optional<read_outcome> read_at_end(const partition& p, int64_t offset, bool read_committed,
+                                        int32_t last_fetched_epoch) {
+  if (!p.is_leader() || p.closed()) return std::nullopt;
+  if (last_fetched_epoch >= 0 && last_fetched_epoch != p.leader_epoch()) return std::nullopt;
+  const int64_t hw = p.high_watermark(), lso = p.last_stable_offset(), start = p.log_start_offset();
+  if (offset != (read_committed ? lso : hw) || offset < start) return std::nullopt;
+  return read_outcome{storage::read_result{}, hw, start, {}, lso, {}, std::nullopt};
+}
+
 error_code check_epoch(int32_t requested, int32_t current) {
   if (requested < 0 || requested == current) return error_code::none;
   return requested < current ? error_code::fenced_leader_epoch : error_code::unknown_leader_epoch;
@@ -98,30 +115,51 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   const int16_t version = rc.header.api_version;
   response resp;
   resp.session_id = 0;
-  if (version >= 7 && req.session_id != 0) {
+  const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
+  const bool from_follower = replica_id >= 0;
+
+  // KIP-227: (0, -1) sessionless; epoch 0 or -1 close the named session, and 0 asks for a new one; a positive
+  // epoch is an incremental fetch in the named session (Kafka's FetchManager.newContext).
+  const int32_t session_epoch = version >= 7 ? req.session_epoch : -1;
+  const int32_t session_id = version >= 7 ? req.session_id : 0;
+  const bool uses_topic_ids = version >= 13;
+  bool make_session = false;
+  fetch_session_cache::incremental in_session;
+  if (session_epoch == 0 || session_epoch == -1) {
+    if (session_id != 0 && svc.fetch_sessions != nullptr) svc.fetch_sessions->remove(session_id);
+    make_session = session_epoch == 0 && svc.fetch_sessions != nullptr;
+  } else if (svc.fetch_sessions == nullptr) {
     resp.error_code = error_code::fetch_session_id_not_found;
     co_return resp;
+  } else {
+    in_session = svc.fetch_sessions->begin_incremental(session_id, session_epoch, uses_topic_ids, req.topics,
+                                                       req.forgotten_topics_data);
+    if (in_session.error != error_code::none) {
+      resp.error_code = in_session.error;
+      co_return resp;
+    }
+    if (in_session.session) req.topics = std::move(in_session.topics);  // fetch the whole session, in its order
   }
 
   // Kafka keys the request by topic and partition (FetchRequest.fetchData, a map): a partition named twice is
   // answered once, with its last entry, and a topic left without partitions is not answered.
-  auto topic_key = [&](const protocol::fetch_request::fetch_topic& ft) {
-    return version >= 13 ? ft.topic_id.to_string() : ft.topic;
-  };
-  std::map<std::pair<std::string, int32_t>, std::pair<size_t, size_t>> last_entry;  // -> (topic index, partition index)
+  // A topic's key: its id's 16 bytes (v13+) or its name, made once per topic entry.
+  std::vector<std::string> topic_keys(req.topics.size());
+  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+    const auto& ft = req.topics[ti];
+    topic_keys[ti] = version >= 13 ? std::string(ft.topic_id.bytes.begin(), ft.topic_id.bytes.end()) : ft.topic;
+  }
+  std::map<std::pair<std::string_view, int32_t>, std::pair<size_t, size_t>> last_entry;  // -> (topic, partition index)
   for (size_t ti = 0; ti < req.topics.size(); ++ti) {
     for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
-      last_entry[{topic_key(req.topics[ti]), req.topics[ti].partitions[pi].partition}] = {ti, pi};
+      last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] = {ti, pi};
     }
   }
   auto is_last = [&](size_t ti, size_t pi) {
-    const auto& ft = req.topics[ti];
-    return last_entry[{topic_key(ft), ft.partitions[pi].partition}] == std::make_pair(ti, pi);
+    return last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] == std::make_pair(ti, pi);
   };
 
   // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
-  const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
-  const bool from_follower = replica_id >= 0;
   if (from_follower) rc.request_quota_exempt = true;  // replication is not throttled by client quotas (Kafka)
 
   // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
@@ -188,13 +226,14 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
     }
   }
-  std::stable_sort(ordered.begin(), ordered.end(),
-                   [](const resolved& a, const resolved& b) { return a.where < b.where; });  // request order kept
+  auto by_run = [](const resolved& a, const resolved& b) { return a.where < b.where; };
+  if (!std::is_sorted(ordered.begin(), ordered.end(), by_run))
+    std::stable_sort(ordered.begin(), ordered.end(), by_run);  // request order kept
   // Topic entries first (sized, so that the slots' pointers into them stay valid), then the partitions.
   std::vector<size_t> entry_of(ordered.size());
   for (size_t i = 0; i < ordered.size(); ++i) {
     const auto& ft = req.topics[ordered[i].topic];
-    if (i == 0 || topic_key(ft) != topic_key(req.topics[ordered[i - 1].topic])) {
+    if (i == 0 || topic_keys[ordered[i].topic] != topic_keys[ordered[i - 1].topic]) {
       response::fetchable_topic_response tr;
       if (version >= 13) tr.topic_id = ft.topic_id;
       else tr.topic = ft.topic;
@@ -213,7 +252,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     if (r.p) {
       const auto& fp = req.topics[r.topic].partitions[r.partition_at];
       slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
-                       version >= 12 ? fp.last_fetched_epoch : -1});
+                       version >= 12 ? fp.last_fetched_epoch : -1,
+                       version >= 18 && from_follower ? fp.high_watermark : INT64_MAX});
     }
   }
 
@@ -226,8 +266,11 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     int64_t total = 0;
     bool min_one = true;  // the first partition with data returns at least one whole batch (KIP-74)
     bool any_error = false;
+    bool follower_behind = false;  // KIP-1166: a follower whose high watermark is behind ours learns it at once
     for (auto& s : slots) {
       const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
+      std::optional<read_outcome> quick;
+      if (!from_follower) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
       // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
       const int64_t now_ms = svc.clock.now_ms();
       auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
@@ -263,9 +306,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
                             std::move(expansion), p->last_stable_offset(), {}};
       });
-      auto outcome = co_await std::move(read_op);
+      std::optional<read_outcome> read;
+      if (!quick) read.emplace(co_await std::move(read_op));
+      auto& outcome = quick ? *quick : *read;
       if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
       s.out->high_watermark = outcome.high_watermark;
+      if (outcome.high_watermark > s.follower_high_watermark) follower_behind = true;
       s.out->last_stable_offset = outcome.last_stable_offset;
       s.out->log_start_offset = outcome.log_start_offset;
       if (outcome.diverging) {
@@ -308,7 +354,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       budget -= outcome.data->region.size;
       if (outcome.data->region.size > 0) min_one = false;
     }
-    if (total >= min_bytes || any_error || slots.empty() || until.passed()) {
+    if (total >= min_bytes || any_error || follower_behind || slots.empty() || until.passed()) {
       if (!from_follower) {
         throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
         if (metrics::enabled())
@@ -321,10 +367,14 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.
     auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
     for (auto& s : slots) {
-      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset, from_follower, read_committed] {
-        if (from_follower) p->park_follower(waiter, offset);
-        else if (read_committed) p->park_committed(waiter, offset);
-        else p->park(waiter, offset);
+      // A consumer parks from here (partition::park is thread-safe); a follower on the partition's strand.
+      if (!from_follower) {
+        if (read_committed) s.p->park_committed(waiter, s.fetch_offset);
+        else s.p->park(waiter, s.fetch_offset);
+        continue;
+      }
+      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
+        p->park_follower(waiter, offset);
         return true;
       });
       co_await std::move(park_op);
@@ -335,6 +385,34 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
     co_await std::move(wait_op);
     rc.waited_us += svc.clock.monotonic_us() - parked_us;  // not work: request_percentage leaves it out
+  }
+  if (in_session.session) {
+    svc.fetch_sessions->finish(in_session, resp);
+  } else if (make_session) {
+    // The new session holds what was answered, in the answer's order, with the request's parameters (Kafka's
+    // FullFetchContext.createNewSession).
+    std::vector<cached_fetch_partition> cached;
+    for (const auto& tr : resp.responses) {
+      const std::string key =
+          version >= 13 ? std::string(tr.topic_id.bytes.begin(), tr.topic_id.bytes.end()) : tr.topic;
+      for (const auto& pd : tr.partitions) {
+        const auto [ti, pi] = last_entry[{key, pd.partition_index}];
+        cached_fetch_partition c;
+        c.topic = req.topics[ti].topic;
+        c.topic_id = req.topics[ti].topic_id;
+        c.partition = pd.partition_index;
+        const auto& fp = req.topics[ti].partitions[pi];
+        c.max_bytes = fp.partition_max_bytes;
+        c.fetch_offset = fp.fetch_offset;
+        c.fetcher_log_start_offset = fp.log_start_offset;
+        c.current_leader_epoch = fp.current_leader_epoch;
+        c.last_fetched_epoch = fp.last_fetched_epoch;
+        c.high_watermark = pd.high_watermark;
+        c.local_log_start_offset = pd.log_start_offset;
+        cached.push_back(std::move(c));
+      }
+    }
+    resp.session_id = svc.fetch_sessions->maybe_create(from_follower, uses_topic_ids, std::move(cached));
   }
   co_return resp;
 }

@@ -1,5 +1,6 @@
 // ListOffsets (key 2): earliest (-2), latest (-1), max timestamp (-3, KIP-734), earliest-local (-4,
-// KIP-405) and by timestamp through the time index (KIP-79).
+// KIP-405), latest tiered (-5, KIP-1005) and earliest pending upload (-6, v11, KIP-1023) as Kafka answers them
+// without tiered storage, and by timestamp through the time index (KIP-79).
 #include <map>
 #include <set>
 #include <string>
@@ -93,8 +94,9 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
         pr.offset = version >= 2 && req.isolation_level == 1 ? p->last_stable_offset() : p->high_watermark();
       } else if (lp.timestamp == kEarliest || lp.timestamp == kEarliestLocal) {
         pr.offset = p->log_start_offset();
-      } else if (lp.timestamp == kLatestTiered) {
-        // KIP-1005 without a remote log: Kafka 4.4 answers offset -1, leader epoch -1 (nothing is tiered).
+      } else if (lp.timestamp == kLatestTiered || lp.timestamp == kEarliestPendingUpload) {
+        // KIP-1005 and KIP-1023 without a remote log: Kafka 4.4 answers offset -1, leader epoch -1 (nothing is
+        // tiered, nothing waits for upload).
         pr.offset = -1;
         pr.leader_epoch = -1;
       } else if (lp.timestamp == kMaxTimestamp || lp.timestamp >= 0) {

@@ -116,6 +116,7 @@ task<response> metadata(broker_services& svc, request_context& rc, protocol::met
       out.topic_id = t.topic_id;
       resp.topics.push_back(std::move(out));
     }
+    resp.error_code = error_code::unknown_server_error;  // v13+: the error response's top-level code too
     co_return resp;
   }
   for (auto& ep : live_brokers(svc, rc.session.listener_name)) {

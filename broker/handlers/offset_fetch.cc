@@ -3,6 +3,7 @@
 #include "broker/group_service.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
 
 namespace sluice::broker::handlers {
 
@@ -106,7 +107,25 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
   const int16_t version = rc.header.api_version;
   response resp;
   if (version >= 8) {
-    for (const auto& g : req.groups) {
+    for (auto& g : req.groups) {
+      // v10 (KIP-848) names topics by id: resolved to names here; unknown ids are answered UNKNOWN_TOPIC_ID on each
+      // of their partitions, and the answer names topics by id (a committed topic that no longer exists has none
+      // and is left out).
+      std::vector<response::offset_fetch_response_topics> unknown_ids;
+      if (version >= 10 && g.topics) {
+        std::erase_if(*g.topics, [&](protocol::offset_fetch_request::offset_fetch_request_topics& t) {
+          if (auto known = svc.topics.find(from_wire(t.topic_id))) {
+            t.name = known->name;
+            return false;
+          }
+          response::offset_fetch_response_topics u;
+          u.topic_id = t.topic_id;
+          for (int32_t p : t.partition_indexes)
+            u.partitions.push_back({p, -1, -1, "", error_code::unknown_topic_id, {}});
+          unknown_ids.push_back(std::move(u));
+          return true;
+        });
+      }
       tp_list parts;
       if (g.topics) {
         parts.emplace();
@@ -127,6 +146,15 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
       out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
       add_denied<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(out.topics, denied);
       if (g.topics) add_requested_empty_topics(out.topics, *g.topics);
+      if (version >= 10) {
+        std::erase_if(out.topics, [&](response::offset_fetch_response_topics& t) {
+          auto known = svc.topics.find(t.name);
+          if (!known) return true;
+          t.topic_id = to_wire(known->id);
+          return false;
+        });
+        for (auto& u : unknown_ids) out.topics.push_back(std::move(u));
+      }
       resp.groups.push_back(std::move(out));
     }
     co_return resp;

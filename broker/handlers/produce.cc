@@ -10,6 +10,7 @@
 #include "broker/error_map.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ids.h"
 #include "broker/purgatory.h"
 #include "broker/topic_config.h"
 #include "broker/topic_registry.h"
@@ -164,6 +165,21 @@ bool answers_log_start_offset(error_code e) {
 task<std::optional<response>> produce(broker_services& svc, request_context& rc, protocol::produce_request& req) {
   const int16_t version = rc.header.api_version;
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
+  // Produce v13 (KIP-516) names topics by id: each is resolved to its name once, and the rest of the handler works
+  // by name. An unknown id gets a name no topic can have (NUL), so that two unknown ids stay apart; its partitions
+  // answer UNKNOWN_TOPIC_ID. `wire_id` gives the id to answer with.
+  std::map<std::string, protocol::uuid, std::less<>> wire_id;
+  if (version >= 13) {
+    for (auto& td : req.topic_data) {
+      auto t = svc.topics.find(from_wire(td.topic_id));
+      td.name = t ? t->name : std::string(1, '\0') + td.topic_id.to_string();
+      wire_id[td.name] = td.topic_id;
+    }
+  }
+  auto answer_topic = [&](response::topic_produce_response& tr, const std::string& name) {
+    if (version >= 13) tr.topic_id = wire_id[name];
+    else tr.name = name;
+  };
   // acks=-1: every partition is appended first, then the request waits for all of them under one
   // deadline (Kafka's DelayedProduce covers the whole request with one timeout). Waiting partition by
   // partition would delay the next partition's append by a replication round trip each.
@@ -195,7 +211,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
     // the whole request is answered with the error.
     for (const auto& td : req.topic_data) {
       response::topic_produce_response tr;
-      tr.name = td.name;
+      answer_topic(tr, td.name);
       for (const auto& pd : td.partition_data) {
         response::partition_produce_response pr;
         pr.index = pd.index;
@@ -222,7 +238,7 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
   for (auto& planned : plan_partitions(req)) {
     const std::string& topic_name = *planned.name;
     response::topic_produce_response tr;
-    tr.name = topic_name;
+    answer_topic(tr, topic_name);
     auto t = svc.topics.find(topic_name);
     const bool topic_denied = !authorized(svc, rc, acl_operation::write, resource_type::topic, topic_name);
     for (auto* pdp : planned.partitions) {
@@ -240,6 +256,8 @@ task<std::optional<response>> produce(broker_services& svc, request_context& rc,
       if (version < 3) {
         // Message formats v0/v1 (Produce v0-2) are not stored; Kafka 4.0 answers the same (KIP-896).
         pr.error_code = error_code::unsupported_version;
+      } else if (version >= 13 && !t) {
+        pr.error_code = error_code::unknown_topic_id;
       } else if (topic_denied) {
         pr.error_code = error_code::topic_authorization_failed;  // before existence: Kafka hides unauthorized topics
       } else if (!p) {

@@ -1,5 +1,7 @@
 #include "broker/replication/replica_fetcher.h"
 
+#include <climits>
+
 #include "base/logging.h"
 #include "broker/call_on.h"
 #include "protocol/messages/fetch.h"
@@ -192,28 +194,61 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
   req.min_bytes = static_cast<int32_t>(config_long(config_, "replica.fetch.min.bytes", 1));
   req.max_bytes = static_cast<int32_t>(config_long(config_, "replica.fetch.response.max.bytes", 10 << 20));
   req.isolation_level = 0;
-  req.session_id = 0;
-  req.session_epoch = -1;
   const int32_t partition_max = static_cast<int32_t>(config_long(config_, "replica.fetch.max.bytes", 1 << 20));
+  // KIP-227: a full fetch (epoch 0, closing any session we had) asks for a session; then only changes are sent.
+  const bool full = session_epoch_ == 0;
+  req.session_id = session_id_;
+  req.session_epoch = session_epoch_;
+  std::map<key, sent_params> wanted;
   for (const auto& [k, e] : work) {
     if (e.needs_truncation) continue;
+    const sent_params now{e.p->log_end_offset(), e.p->log_start_offset(), e.leader_epoch, partition_max};
+    wanted.emplace(k, now);
+    if (!full) {
+      auto was = session_partitions_.find(k);
+      if (was != session_partitions_.end() && was->second == now) continue;  // the leader has it as it is
+    }
     if (req.topics.empty() || req.topics.back().topic != k.first) req.topics.push_back({k.first, {}, {}});
     request::fetch_partition part;
     part.partition = k.second;
-    part.current_leader_epoch = e.leader_epoch;
-    part.fetch_offset = e.p->log_end_offset();
-    part.log_start_offset = e.p->log_start_offset();
-    part.partition_max_bytes = partition_max;
+    part.current_leader_epoch = now.leader_epoch;
+    part.fetch_offset = now.fetch_offset;
+    part.log_start_offset = now.log_start_offset;
+    part.partition_max_bytes = now.max_bytes;
     req.topics.back().partitions.push_back(part);
   }
-  if (req.topics.empty()) co_return false;
+  if (wanted.empty()) co_return false;
+  if (!full) {
+    for (const auto& [k, params] : session_partitions_) {
+      if (wanted.contains(k)) continue;
+      if (req.forgotten_topics_data.empty() || req.forgotten_topics_data.back().topic != k.first) {
+        req.forgotten_topics_data.emplace_back();
+        req.forgotten_topics_data.back().topic = k.first;
+      }
+      req.forgotten_topics_data.back().partitions.push_back(k.second);
+    }
+  }
   auto call_op = client_.call<request, response>(fetch_version, req, std::chrono::milliseconds(req.max_wait_ms + 10000));
   auto answer = co_await std::move(call_op);
   if (!answer) {
     log::debug("replica fetcher: Fetch from {}: {}", leader_id_, answer.err().message);
+    session_epoch_ = 0;  // start over with a full fetch (closing the session if the leader still has it)
     co_return false;
   }
-  if (answer->error_code != error_code::none) co_return false;
+  if (answer->error_code != error_code::none) {
+    log::debug("replica fetcher: Fetch from {}: session {} epoch {}: error {}", leader_id_, session_id_, session_epoch_,
+               static_cast<int>(answer->error_code));
+    session_id_ = 0;  // FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, ...: a new session
+    session_epoch_ = 0;
+    co_return false;
+  }
+  if (full) {
+    session_id_ = answer->session_id;  // 0: the leader made none; the next request is full again
+    session_epoch_ = session_id_ != 0 ? 1 : 0;
+  } else {
+    session_epoch_ = session_epoch_ == INT32_MAX ? 1 : session_epoch_ + 1;
+  }
+  session_partitions_ = std::move(wanted);
   bool any_ok = false;
   for (const auto& t : answer->responses) {
     for (auto& pd : t.partitions) {

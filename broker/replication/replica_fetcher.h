@@ -54,6 +54,22 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   bool started_ = false;
   bool stopped_ = false;
   std::map<key, entry> partitions_;
+
+  /// The fetcher's side of its incremental fetch session with the leader (KIP-227, Kafka's FetchSessionHandler):
+  /// the session id (0: none), the epoch of the next incremental request, and what the leader holds for each
+  /// partition (the parameters last sent). A full fetch (epoch 0) asks for a session; afterwards a request names
+  /// only partitions whose parameters changed and forgets those no longer fetched. Any session error or failed
+  /// call starts over with a full fetch.
+  struct sent_params {
+    int64_t fetch_offset;
+    int64_t log_start_offset;
+    int32_t leader_epoch;
+    int32_t max_bytes;
+    friend bool operator==(const sent_params&, const sent_params&) = default;
+  };
+  int32_t session_id_ = 0;
+  int32_t session_epoch_ = 0;  // 0: the next request is a full one
+  std::map<key, sent_params> session_partitions_;
 };
 
 }  // namespace sluice::broker

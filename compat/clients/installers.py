@@ -144,7 +144,8 @@ def _mvn_copy_command(pom, out_dir):
 
 def java(cache):
     """Returns (java executable, classpath) with the pinned jars and the compiled drivers."""
-    home = os.path.join(cache, "java-clients-4.4.0")
+    # Absolute: Maven resolves a relative -DoutputDirectory against the pom's folder, not the working directory.
+    home = os.path.join(os.path.abspath(cache), "java-clients-4.4.0")
     libs, classes = os.path.join(home, "libs"), os.path.join(home, "classes")
     java_bin = find_java()
     javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
@@ -179,7 +180,7 @@ def java_program(cache, src, classes_name):
     java() into <cache>/java-clients-4.4.0/<classes_name> (recompiled when it or the pom changes; the matrix's
     classes are left as they are). java() has made sure javac exists."""
     java_bin, _ = java(cache)
-    home = os.path.join(cache, "java-clients-4.4.0")
+    home = os.path.join(os.path.abspath(cache), "java-clients-4.4.0")
     libs, classes = os.path.join(home, "libs"), os.path.join(home, classes_name)
     javac = os.path.join(os.path.dirname(os.path.realpath(java_bin)), "javac")
     if not os.access(javac, os.X_OK):

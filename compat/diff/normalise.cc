@@ -20,6 +20,8 @@ void rule(boost::json::value& v, const std::string& key, rename_maps& maps) {
     v = 0;  // N1 throttle
   } else if (key == "port" && v.is_int64()) {
     v = 0;  // N2 ports
+  } else if (key == "session_id" && v.is_int64() && v.as_int64() != 0) {
+    v = "<session-id>";  // N17 fetch session ids (KIP-227): random per broker; 0 (no session) stays 0
   } else if (key == "cluster_id" && v.is_string()) {
     v = "<cluster-id>";  // N3
   } else if ((key == "topic_id") && v.is_string() && v.as_string() != zero_uuid) {
