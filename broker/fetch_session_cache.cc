@@ -202,6 +202,7 @@ fetch_session_cache::incremental fetch_session_cache::begin_incremental(
     fp.current_leader_epoch = c.current_leader_epoch;
     fp.last_fetched_epoch = c.last_fetched_epoch;
     out.topics.back().partitions.push_back(fp);
+    out.last_answered.push_back({c.high_watermark, c.local_log_start_offset});
   }
   return out;
 }

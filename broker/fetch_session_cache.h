@@ -88,6 +88,8 @@ class fetch_session_cache {
     int32_t expected_epoch = 0;  // the session's epoch after this request, checked again by finish()
     bool closed = false;
     std::vector<protocol::fetch_request::fetch_topic> topics;  // every session partition, session order
+    /// Per partition of `topics` (in order): the high watermark and log start offset last answered.
+    std::vector<std::pair<int64_t, int64_t>> last_answered;
   };
   /// Applies an incremental request (`uses_topic_ids`: version 13+) to session `session_id` at `epoch` > 0.
   incremental begin_incremental(int32_t session_id, int32_t epoch, bool uses_topic_ids,

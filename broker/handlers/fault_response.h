@@ -19,6 +19,7 @@ inline bool fault_error(const protocol::produce_request& q, int16_t, error_code 
   for (const auto& t : q.topic_data) {
     auto& rt = out.responses.emplace_back();
     rt.name = t.name;
+    rt.topic_id = t.topic_id;  // v13+ name topics by id
     for (const auto& p : t.partition_data) {
       auto& rp = rt.partition_responses.emplace_back();
       rp.index = p.index;
@@ -80,7 +81,9 @@ inline bool fault_error(const protocol::metadata_request& q, int16_t, error_code
 
 inline bool fault_error(const protocol::offset_commit_request& q, int16_t, error_code e,
                         protocol::offset_commit_response& out) {
-  return named_partitions_error(q.topics, out.topics, e);
+  named_partitions_error(q.topics, out.topics, e);
+  for (size_t i = 0; i < q.topics.size(); ++i) out.topics[i].topic_id = q.topics[i].topic_id;  // v10+: by id
+  return true;
 }
 
 inline bool fault_error(const protocol::offset_fetch_request& q, int16_t v, error_code e,

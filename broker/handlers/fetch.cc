@@ -104,6 +104,23 @@ std::optional<read_outcome> read_at_end(const partition& p, int64_t offset, bool
   return read_outcome{storage::read_result{}, hw, start, {}, lso, {}, std::nullopt};
 }
 
+/// KIP-227: a partition of an incremental session whose fetch would answer nothing the fetcher has not been told:
+/// at its end (read_at_end), with the high watermark and log start offset last answered. Any thread.
+bool is_quiet(const partition& p, int64_t offset, bool read_committed, int32_t last_fetched_epoch, int64_t last_hw,
+              int64_t last_start) {
+  auto at_end = read_at_end(p, offset, read_committed, last_fetched_epoch);
+  return at_end && at_end->high_watermark == last_hw && at_end->log_start_offset == last_start;
+}
+
+/// A session partition left out of an incremental fetch while it is quiet (see fetch()).
+struct quiet_partition {
+  std::shared_ptr<partition> p;
+  int64_t fetch_offset;
+  int32_t last_fetched_epoch;
+  int64_t last_hw, last_start;
+  bool active;  // fetched (not quiet)
+};
+
 error_code check_epoch(int32_t requested, int32_t current) {
   if (requested < 0 || requested == current) return error_code::none;
   return requested < current ? error_code::fenced_leader_epoch : error_code::unknown_leader_epoch;
@@ -141,250 +158,313 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     if (in_session.session) req.topics = std::move(in_session.topics);  // fetch the whole session, in its order
   }
 
-  // Kafka keys the request by topic and partition (FetchRequest.fetchData, a map): a partition named twice is
-  // answered once, with its last entry, and a topic left without partitions is not answered.
-  // A topic's key: its id's 16 bytes (v13+) or its name, made once per topic entry.
-  std::vector<std::string> topic_keys(req.topics.size());
-  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-    const auto& ft = req.topics[ti];
-    topic_keys[ti] = version >= 13 ? std::string(ft.topic_id.bytes.begin(), ft.topic_id.bytes.end()) : ft.topic;
-  }
-  std::map<std::pair<std::string_view, int32_t>, std::pair<size_t, size_t>> last_entry;  // -> (topic, partition index)
-  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-    for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
-      last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] = {ti, pi};
-    }
-  }
-  auto is_last = [&](size_t ti, size_t pi) {
-    return last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] == std::make_pair(ti, pi);
-  };
-
   // A follower's fetch (replica_id >= 0) reads up to the LEO and reports the follower's progress.
   if (from_follower) rc.request_quota_exempt = true;  // replication is not throttled by client quotas (Kafka)
-
-  // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
-  // asked the replica manager about (request order), then those refused before: for a consumer first every unknown
-  // topic id (its first pass), then unknown topics and partitions (its second pass); for a follower both in one
-  // pass; each in request order; consecutive partitions of one topic share a topic entry, also across those runs
-  // (KafkaApis.handleFetchRequest: "interesting", then "erroneous"; FetchResponse.of).
-  enum class run { asked, unknown_id, refused };  // the answer's order
-  struct resolved {
-    size_t topic;  // index in req.topics
-    size_t partition_at;  // index in its partitions
-    response::partition_data data;
-    std::shared_ptr<partition> p;  // to read (no error yet)
-    run where;
-  };
-  std::vector<resolved> ordered;
-  // Authorization (KafkaApis.handleFetchRequest): ClusterAction for a follower, Read on each topic for a consumer;
-  // refused partitions answer TOPIC_AUTHORIZATION_FAILED.
-  const bool follower_denied = from_follower && !cluster_authorized(svc, rc, acl_operation::cluster_action);
-  for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-    const auto& ft = req.topics[ti];
-    std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
-    const bool denied = follower_denied || (!from_follower && svc.authorizer != nullptr &&
-                                            !authorized(svc, rc, acl_operation::read, resource_type::topic,
-                                                        t ? t->name : ft.topic));
-    for (size_t pi = 0; pi < ft.partitions.size(); ++pi) {
-      if (!is_last(ti, pi)) continue;
-      const auto& fp = ft.partitions[pi];
-      response::partition_data pd;
-      pd.partition_index = fp.partition;
-      pd.high_watermark = -1;
-      pd.last_stable_offset = -1;
-      pd.log_start_offset = -1;
-      pd.records_ = protocol::records{};
-      // Kafka: errors found before the log read (unknown topic, topic id or partition: KafkaApis) keep the
-      // schema's empty list; errors of the read itself (ReplicaManager: not leader, fenced epoch, ...) and
-      // read_uncommitted answers are null; read_committed fills it.
-      pd.aborted_transactions = std::nullopt;
-      std::shared_ptr<partition> to_read;
-      run where = run::asked;
-      if (!t) {
-        pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
-        pd.aborted_transactions.emplace();
-        where = version >= 13 && !from_follower ? run::unknown_id : run::refused;
-      } else if (denied) {
-        pd.error_code = error_code::topic_authorization_failed;
-        pd.aborted_transactions.emplace();
-        where = run::refused;
-      } else if (auto p = partition_of(t, fp.partition); !p) {
-        pd.error_code = missing_partition_error(t, fp.partition);
-        if (pd.error_code == error_code::unknown_topic_or_partition) {
-          pd.aborted_transactions.emplace();
-          where = run::refused;
-        }
-      } else if (!p->is_leader()) {
-        pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
-        if (version >= 16) name_current_leader(pd, *p, svc.config.broker_id);
-      } else {
-        pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
-        if (version >= 16 && pd.error_code == error_code::fenced_leader_epoch)
-          name_current_leader(pd, *p, svc.config.broker_id);
-        if (pd.error_code == error_code::none) to_read = p;
-      }
-      ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
-    }
-  }
-  auto by_run = [](const resolved& a, const resolved& b) { return a.where < b.where; };
-  if (!std::is_sorted(ordered.begin(), ordered.end(), by_run))
-    std::stable_sort(ordered.begin(), ordered.end(), by_run);  // request order kept
-  // Topic entries first (sized, so that the slots' pointers into them stay valid), then the partitions.
-  std::vector<size_t> entry_of(ordered.size());
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    const auto& ft = req.topics[ordered[i].topic];
-    if (i == 0 || topic_keys[ordered[i].topic] != topic_keys[ordered[i - 1].topic]) {
-      response::fetchable_topic_response tr;
-      if (version >= 13) tr.topic_id = ft.topic_id;
-      else tr.topic = ft.topic;
-      resp.responses.push_back(std::move(tr));
-    }
-    entry_of[i] = resp.responses.size() - 1;
-  }
-  std::vector<size_t> sizes(resp.responses.size());
-  for (size_t e : entry_of) ++sizes[e];
-  for (size_t e = 0; e < sizes.size(); ++e) resp.responses[e].partitions.reserve(sizes[e]);
-  std::vector<slot> slots;
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    auto& r = ordered[i];
-    auto& placed = resp.responses[entry_of[i]].partitions;
-    placed.push_back(std::move(r.data));
-    if (r.p) {
-      const auto& fp = req.topics[r.topic].partitions[r.partition_at];
-      slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
-                       version >= 12 ? fp.last_fetched_epoch : -1,
-                       version >= 18 && from_follower ? fp.high_watermark : INT64_MAX});
-    }
-  }
-
   const int32_t min_bytes = req.min_bytes;
   // KIP-98: read_committed consumers read up to the last stable offset and get the aborted transactions.
   const bool read_committed = !from_follower && version >= 4 && req.isolation_level == 1;
   const auto until = wait_deadline::after(svc.clock, req.max_wait_ms);
-  for (;;) {
-    int64_t budget = version >= 3 ? req.max_bytes : INT32_MAX;
-    int64_t total = 0;
-    bool min_one = true;  // the first partition with data returns at least one whole batch (KIP-74)
-    bool any_error = false;
-    bool follower_behind = false;  // KIP-1166: a follower whose high watermark is behind ours learns it at once
-    for (auto& s : slots) {
-      const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
-      std::optional<read_outcome> quick;
-      if (!from_follower) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
-      // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
-      const int64_t now_ms = svc.clock.now_ms();
-      auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
-                                             now_ms, read_committed, epoch = s.current_leader_epoch,
-                                             last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
-        if (!from_follower) {
-          if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
-          const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
-          if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
-        }
-        if (read_committed) {
-          read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
-          out.data = p->read_committed(offset, limit, min_one, out.aborted);
-          return out;
-        }
-        if (!from_follower) {
-          return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
-                              p->last_stable_offset(), {}};
-        }
-        if (!p->has_follower(replica_id)) {
-          // Kafka's followerReplicaOrThrow: with a leader epoch in the request, UNKNOWN_LEADER_EPOCH (the replica
-          // may not be known in that epoch yet); without one, NOT_LEADER_OR_FOLLOWER.
-          const std::string why = "broker " + std::to_string(replica_id) + " is not a replica of " + p->topic() + "-" +
-                                  std::to_string(p->index());
-          return read_outcome{epoch >= 0 ? error{partition_errc::unknown_leader_epoch, why}
-                                         : error{partition_errc::not_leader, why},
-                              -1, -1, {}, -1, {}};
-        }
-        if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
-        auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
-        if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
-          return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
-        return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
-                            std::move(expansion), p->last_stable_offset(), {}};
-      });
-      std::optional<read_outcome> read;
-      if (!quick) read.emplace(co_await std::move(read_op));
-      auto& outcome = quick ? *quick : *read;
-      if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
-      s.out->high_watermark = outcome.high_watermark;
-      if (outcome.high_watermark > s.follower_high_watermark) follower_behind = true;
-      s.out->last_stable_offset = outcome.last_stable_offset;
-      s.out->log_start_offset = outcome.log_start_offset;
-      if (outcome.diverging) {
-        s.out->diverging_epoch.epoch = outcome.diverging->epoch;
-        s.out->diverging_epoch.end_offset = outcome.diverging->start_offset;
+
+  // KIP-227: in an incremental session (a consumer's, without an authorizer), a partition whose fetch would answer
+  // nothing new (at its end, same high watermark and log start offset as last answered, still led here) is left
+  // out of the fetch: it is only parked on, and joins (the fetch starts over) once it has something to tell. The
+  // answer is the same as fetching it; the work per idle partition is a few atomic loads and a park.
+  std::vector<quiet_partition> quiet;
+  std::vector<protocol::fetch_request::fetch_topic> session_topics;
+  if (in_session.session && !from_follower && svc.authorizer == nullptr) {
+    session_topics = std::move(req.topics);
+    size_t flat = 0;
+    for (const auto& ft : session_topics) {
+      std::shared_ptr<const topic> t = uses_topic_ids ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
+      for (const auto& fp : ft.partitions) {
+        const auto [last_hw, last_start] = in_session.last_answered[flat++];
+        quiet_partition q{partition_of(t, fp.partition), fp.fetch_offset, version >= 12 ? fp.last_fetched_epoch : -1,
+                          last_hw, last_start, true};
+        q.active = !q.p || check_epoch(fp.current_leader_epoch, q.p->leader_epoch()) != error_code::none ||
+                   !is_quiet(*q.p, fp.fetch_offset, read_committed, q.last_fetched_epoch, last_hw, last_start);
+        quiet.push_back(std::move(q));
       }
-      if (read_committed && !outcome.diverging) {  // a diverging epoch reads nothing: null, as Kafka
-        std::vector<response::aborted_transaction> aborted;
-        aborted.reserve(outcome.aborted.size());
-        for (const auto& a : outcome.aborted) {
-          response::aborted_transaction at;
-          at.producer_id = a.producer_id;
-          at.first_offset = a.first_offset;
-          aborted.push_back(std::move(at));
-        }
-        s.out->aborted_transactions = std::move(aborted);
-      } else {
-        s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted (and nothing read)
-      }
-      if (!outcome.data) {
-        s.bytes = 0;
-        s.out->error_code = to_kafka(outcome.data.err());
-        if (version >= 16 && (s.out->error_code == error_code::not_leader_or_follower ||
-                              s.out->error_code == error_code::fenced_leader_epoch))
-          name_current_leader(*s.out, *s.p, svc.config.broker_id);
-        s.out->records_ = protocol::records{};
-        s.out->high_watermark = -1;  // Kafka's error response for a partition: no offsets
-        s.out->last_stable_offset = -1;
-        s.out->log_start_offset = -1;
-        s.out->aborted_transactions = std::nullopt;
-        any_error = true;
-        continue;
-      }
-      s.out->error_code = error_code::none;
-      protocol::records rec;
-      rec.file = outcome.data->region;
-      s.out->records_ = std::move(rec);
-      s.bytes = outcome.data->region.size;
-      total += outcome.data->region.size;
-      budget -= outcome.data->region.size;
-      if (outcome.data->region.size > 0) min_one = false;
     }
-    if (total >= min_bytes || any_error || follower_behind || slots.empty() || until.passed()) {
-      if (!from_follower) {
-        throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
-        if (metrics::enabled())
-          for (const auto& s : slots) s.p->bytes_out.add(s.bytes);
+  }
+  std::vector<std::string> topic_keys;
+  std::map<std::pair<std::string_view, int32_t>, std::pair<size_t, size_t>> last_entry;  // -> (topic, partition index)
+  for (bool restart = true; restart;) {
+    restart = false;
+    const auto waiting_quiet =
+        std::count_if(quiet.begin(), quiet.end(), [](const quiet_partition& q) { return !q.active; });
+    if (!session_topics.empty()) {
+      // The session's partitions in session order, the quiet ones left out.
+      req.topics.clear();
+      resp.responses.clear();
+      size_t flat = 0;
+      for (const auto& ft : session_topics) {
+        bool named = false;
+        for (const auto& fp : ft.partitions) {
+          if (!quiet[flat++].active) continue;
+          if (!named) {
+            req.topics.push_back({});
+            req.topics.back().topic = ft.topic;
+            req.topics.back().topic_id = ft.topic_id;
+            named = true;
+          }
+          req.topics.back().partitions.push_back(fp);
+        }
       }
-      break;
+    }
+    // Kafka keys the request by topic and partition (FetchRequest.fetchData, a map): a partition named twice is
+    // answered once, with its last entry, and a topic left without partitions is not answered.
+    // A topic's key: its id's 16 bytes (v13+) or its name, made once per topic entry.
+    topic_keys.assign(req.topics.size(), std::string());
+    for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+      const auto& ft = req.topics[ti];
+      topic_keys[ti] = version >= 13 ? std::string(ft.topic_id.bytes.begin(), ft.topic_id.bytes.end()) : ft.topic;
+    }
+    last_entry.clear();
+    for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+      for (size_t pi = 0; pi < req.topics[ti].partitions.size(); ++pi) {
+        last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] = {ti, pi};
+      }
+    }
+    auto is_last = [&](size_t ti, size_t pi) {
+      return last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] == std::make_pair(ti, pi);
+    };
+
+
+    // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
+    // asked the replica manager about (request order), then those refused before: for a consumer first every unknown
+    // topic id (its first pass), then unknown topics and partitions (its second pass); for a follower both in one
+    // pass; each in request order; consecutive partitions of one topic share a topic entry, also across those runs
+    // (KafkaApis.handleFetchRequest: "interesting", then "erroneous"; FetchResponse.of).
+    enum class run { asked, unknown_id, refused };  // the answer's order
+    struct resolved {
+      size_t topic;  // index in req.topics
+      size_t partition_at;  // index in its partitions
+      response::partition_data data;
+      std::shared_ptr<partition> p;  // to read (no error yet)
+      run where;
+    };
+    std::vector<resolved> ordered;
+    // Authorization (KafkaApis.handleFetchRequest): ClusterAction for a follower, Read on each topic for a consumer;
+    // refused partitions answer TOPIC_AUTHORIZATION_FAILED.
+    const bool follower_denied = from_follower && !cluster_authorized(svc, rc, acl_operation::cluster_action);
+    for (size_t ti = 0; ti < req.topics.size(); ++ti) {
+      const auto& ft = req.topics[ti];
+      std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
+      const bool denied = follower_denied || (!from_follower && svc.authorizer != nullptr &&
+                                              !authorized(svc, rc, acl_operation::read, resource_type::topic,
+                                                          t ? t->name : ft.topic));
+      for (size_t pi = 0; pi < ft.partitions.size(); ++pi) {
+        if (!is_last(ti, pi)) continue;
+        const auto& fp = ft.partitions[pi];
+        response::partition_data pd;
+        pd.partition_index = fp.partition;
+        pd.high_watermark = -1;
+        pd.last_stable_offset = -1;
+        pd.log_start_offset = -1;
+        pd.records_ = protocol::records{};
+        // Kafka: errors found before the log read (unknown topic, topic id or partition: KafkaApis) keep the
+        // schema's empty list; errors of the read itself (ReplicaManager: not leader, fenced epoch, ...) and
+        // read_uncommitted answers are null; read_committed fills it.
+        pd.aborted_transactions = std::nullopt;
+        std::shared_ptr<partition> to_read;
+        run where = run::asked;
+        if (!t) {
+          pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
+          pd.aborted_transactions.emplace();
+          where = version >= 13 && !from_follower ? run::unknown_id : run::refused;
+        } else if (denied) {
+          pd.error_code = error_code::topic_authorization_failed;
+          pd.aborted_transactions.emplace();
+          where = run::refused;
+        } else if (auto p = partition_of(t, fp.partition); !p) {
+          pd.error_code = missing_partition_error(t, fp.partition);
+          if (pd.error_code == error_code::unknown_topic_or_partition) {
+            pd.aborted_transactions.emplace();
+            where = run::refused;
+          }
+        } else if (!p->is_leader()) {
+          pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
+          if (version >= 16) name_current_leader(pd, *p, svc.config.broker_id);
+        } else {
+          pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
+          if (version >= 16 && pd.error_code == error_code::fenced_leader_epoch)
+            name_current_leader(pd, *p, svc.config.broker_id);
+          if (pd.error_code == error_code::none) to_read = p;
+        }
+        ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
+      }
+    }
+    auto by_run = [](const resolved& a, const resolved& b) { return a.where < b.where; };
+    if (!std::is_sorted(ordered.begin(), ordered.end(), by_run))
+      std::stable_sort(ordered.begin(), ordered.end(), by_run);  // request order kept
+    // Topic entries first (sized, so that the slots' pointers into them stay valid), then the partitions.
+    std::vector<size_t> entry_of(ordered.size());
+    for (size_t i = 0; i < ordered.size(); ++i) {
+      const auto& ft = req.topics[ordered[i].topic];
+      if (i == 0 || topic_keys[ordered[i].topic] != topic_keys[ordered[i - 1].topic]) {
+        response::fetchable_topic_response tr;
+        if (version >= 13) tr.topic_id = ft.topic_id;
+        else tr.topic = ft.topic;
+        resp.responses.push_back(std::move(tr));
+      }
+      entry_of[i] = resp.responses.size() - 1;
+    }
+    std::vector<size_t> sizes(resp.responses.size());
+    for (size_t e : entry_of) ++sizes[e];
+    for (size_t e = 0; e < sizes.size(); ++e) resp.responses[e].partitions.reserve(sizes[e]);
+    std::vector<slot> slots;
+    for (size_t i = 0; i < ordered.size(); ++i) {
+      auto& r = ordered[i];
+      auto& placed = resp.responses[entry_of[i]].partitions;
+      placed.push_back(std::move(r.data));
+      if (r.p) {
+        const auto& fp = req.topics[r.topic].partitions[r.partition_at];
+        slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
+                         version >= 12 ? fp.last_fetched_epoch : -1,
+                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX});
+      }
     }
 
-    // Long poll (Kafka's DelayedFetch): one waiter parked on every partition read, woken by the first
-    // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.
-    auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
-    for (auto& s : slots) {
-      // A consumer parks from here (partition::park is thread-safe); a follower on the partition's strand.
-      if (!from_follower) {
-        if (read_committed) s.p->park_committed(waiter, s.fetch_offset);
-        else s.p->park(waiter, s.fetch_offset);
-        continue;
+    for (;;) {
+      int64_t budget = version >= 3 ? req.max_bytes : INT32_MAX;
+      int64_t total = 0;
+      bool min_one = true;  // the first partition with data returns at least one whole batch (KIP-74)
+      bool any_error = false;
+      bool follower_behind = false;  // KIP-1166: a follower whose high watermark is behind ours learns it at once
+      for (auto& s : slots) {
+        const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
+        std::optional<read_outcome> quick;
+        if (!from_follower) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
+        // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
+        const int64_t now_ms = svc.clock.now_ms();
+        auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
+                                               now_ms, read_committed, epoch = s.current_leader_epoch,
+                                               last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
+          if (!from_follower) {
+            if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
+            const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
+            if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
+          }
+          if (read_committed) {
+            read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
+            out.data = p->read_committed(offset, limit, min_one, out.aborted);
+            return out;
+          }
+          if (!from_follower) {
+            return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
+                                p->last_stable_offset(), {}};
+          }
+          if (!p->has_follower(replica_id)) {
+            // Kafka's followerReplicaOrThrow: with a leader epoch in the request, UNKNOWN_LEADER_EPOCH (the replica
+            // may not be known in that epoch yet); without one, NOT_LEADER_OR_FOLLOWER.
+            const std::string why = "broker " + std::to_string(replica_id) + " is not a replica of " + p->topic() + "-" +
+                                    std::to_string(p->index());
+            return read_outcome{epoch >= 0 ? error{partition_errc::unknown_leader_epoch, why}
+                                           : error{partition_errc::not_leader, why},
+                                -1, -1, {}, -1, {}};
+          }
+          if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
+          auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
+          if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
+            return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
+          return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
+                              std::move(expansion), p->last_stable_offset(), {}};
+        });
+        std::optional<read_outcome> read;
+        if (!quick) read.emplace(co_await std::move(read_op));
+        auto& outcome = quick ? *quick : *read;
+        if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
+        s.out->high_watermark = outcome.high_watermark;
+        if (outcome.high_watermark > s.follower_high_watermark) follower_behind = true;
+        s.out->last_stable_offset = outcome.last_stable_offset;
+        s.out->log_start_offset = outcome.log_start_offset;
+        if (outcome.diverging) {
+          s.out->diverging_epoch.epoch = outcome.diverging->epoch;
+          s.out->diverging_epoch.end_offset = outcome.diverging->start_offset;
+        }
+        if (read_committed && !outcome.diverging) {  // a diverging epoch reads nothing: null, as Kafka
+          std::vector<response::aborted_transaction> aborted;
+          aborted.reserve(outcome.aborted.size());
+          for (const auto& a : outcome.aborted) {
+            response::aborted_transaction at;
+            at.producer_id = a.producer_id;
+            at.first_offset = a.first_offset;
+            aborted.push_back(std::move(at));
+          }
+          s.out->aborted_transactions = std::move(aborted);
+        } else {
+          s.out->aborted_transactions = std::nullopt;  // Kafka: null for read_uncommitted (and nothing read)
+        }
+        if (!outcome.data) {
+          s.bytes = 0;
+          s.out->error_code = to_kafka(outcome.data.err());
+          if (version >= 16 && (s.out->error_code == error_code::not_leader_or_follower ||
+                                s.out->error_code == error_code::fenced_leader_epoch))
+            name_current_leader(*s.out, *s.p, svc.config.broker_id);
+          s.out->records_ = protocol::records{};
+          s.out->high_watermark = -1;  // Kafka's error response for a partition: no offsets
+          s.out->last_stable_offset = -1;
+          s.out->log_start_offset = -1;
+          s.out->aborted_transactions = std::nullopt;
+          any_error = true;
+          continue;
+        }
+        s.out->error_code = error_code::none;
+        protocol::records rec;
+        rec.file = outcome.data->region;
+        s.out->records_ = std::move(rec);
+        s.bytes = outcome.data->region.size;
+        total += outcome.data->region.size;
+        budget -= outcome.data->region.size;
+        if (outcome.data->region.size > 0) min_one = false;
       }
-      auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
-        p->park_follower(waiter, offset);
-        return true;
-      });
-      co_await std::move(park_op);
+      if (total >= min_bytes || any_error || follower_behind || (slots.empty() && waiting_quiet == 0) ||
+          until.passed()) {
+        if (!from_follower) {
+          throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13
+          if (metrics::enabled())
+            for (const auto& s : slots) s.p->bytes_out.add(s.bytes);
+        }
+        break;
+      }
+
+      // Long poll (Kafka's DelayedFetch): one waiter parked on every partition read, woken by the first
+      // append (consumer: HW move) there, else ended by max_wait_ms on the injected clock; then read again.
+      auto waiter = std::make_shared<purgatory_waiter>(rc.executor);
+      for (const auto& q : quiet) {
+        if (q.active) continue;
+        if (read_committed) q.p->park_committed(waiter, q.fetch_offset);
+        else q.p->park(waiter, q.fetch_offset);
+      }
+      for (auto& s : slots) {
+        // A consumer parks from here (partition::park is thread-safe); a follower on the partition's strand.
+        if (!from_follower) {
+          if (read_committed) s.p->park_committed(waiter, s.fetch_offset);
+          else s.p->park(waiter, s.fetch_offset);
+          continue;
+        }
+        auto park_op = call_on(s.p->strand(), [p = s.p, waiter, offset = s.fetch_offset] {
+          p->park_follower(waiter, offset);
+          return true;
+        });
+        co_await std::move(park_op);
+      }
+      const int64_t parked_us = svc.clock.monotonic_us();
+      static metrics::gauge& parked_fetches = purgatory_size("Fetch");
+      parked_in_purgatory counted(parked_fetches);
+      auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
+      co_await std::move(wait_op);
+      rc.waited_us += svc.clock.monotonic_us() - parked_us;  // not work: request_percentage leaves it out
+      // A quiet partition that has something to tell now joins the fetch, which starts over (reads have no side
+      // effect for a consumer).
+      for (auto& q : quiet) {
+        if (q.active || is_quiet(*q.p, q.fetch_offset, read_committed, q.last_fetched_epoch, q.last_hw, q.last_start))
+          continue;
+        q.active = true;
+        restart = true;
+      }
+      if (restart) break;
     }
-    const int64_t parked_us = svc.clock.monotonic_us();
-    static metrics::gauge& parked_fetches = purgatory_size("Fetch");
-    parked_in_purgatory counted(parked_fetches);
-    auto wait_op = waiter->wait(until);  // not inside co_await: GCC 12
-    co_await std::move(wait_op);
-    rc.waited_us += svc.clock.monotonic_us() - parked_us;  // not work: request_percentage leaves it out
   }
   if (in_session.session) {
     svc.fetch_sessions->finish(in_session, resp);

@@ -24,12 +24,13 @@ TEST(HandlerTable, VersionsAreTheDefinitionsServedRange) {
     EXPECT_EQ(find_handler(key), &e) << t->name;
   }
   // Facts of the served ranges that clients depend on: Fetch from v4 (Kafka 4.0, KIP-896), Produce advertised
-  // from v0 (librdkafka <= 2.11 compresses only then), ApiVersions up to v4.
+  // from v0 (librdkafka <= 2.11 compresses only then); the maxima are Kafka 4.4's (Fetch 18, Produce 13,
+  // ApiVersions 5).
   EXPECT_EQ(find_handler(1)->min_version, 4);
-  EXPECT_EQ(find_handler(1)->max_version, 17);
+  EXPECT_EQ(find_handler(1)->max_version, 18);
   EXPECT_EQ(find_handler(0)->min_version, 0);
-  EXPECT_EQ(find_handler(0)->max_version, 11);
-  EXPECT_EQ(find_handler(18)->max_version, 4);
+  EXPECT_EQ(find_handler(0)->max_version, 13);
+  EXPECT_EQ(find_handler(18)->max_version, 5);
   // SASL (KIP-43, KIP-152): SaslHandshake 0-1, SaslAuthenticate 0-2, as Kafka 4.4 serves them.
   EXPECT_EQ(find_handler(17)->max_version, 1);
   EXPECT_EQ(find_handler(36)->max_version, 2);

@@ -8,7 +8,9 @@ Fetch v4 is built with struct (no client library between us and the timing). Tim
   - same, while another client (kafka-python, connected beforehand) produces 100 ms later: the response
     comes well before 400 ms (< 350) and carries that record; also across two partitions;
   - data already there: immediate (< 200 ms);
-  - min_bytes larger than what is there: waits max_wait_ms, then returns what there is.
+  - min_bytes larger than what is there: waits max_wait_ms, then returns what there is;
+  - an incremental fetch session (Fetch v7, KIP-227) whose partitions are all at their end answers nothing after
+    max_wait_ms, and is woken by a produce (< 2 s with max_wait_ms 4000) with that partition alone.
 Exit 0 pass, 1 fail, 77 skipped.
 """
 import os
@@ -69,6 +71,33 @@ def fetch_v4(conn, topic, partitions, max_wait_ms, min_bytes, max_bytes=1 << 20)
                 r.take(">qq")
             out[p] = (err, hw, r.bytes_() or b"")
     return elapsed, out
+
+
+def fetch_v7(conn, topic, partitions, max_wait_ms, min_bytes, session_id, session_epoch):
+    """Fetch v7 with fetch session fields (KIP-227). partitions: [(partition, offset)] to add or update.
+    Returns (elapsed_s, error, session_id, {partition: (error, hw, records_bytes)})."""
+    body = struct.pack(">iiiibii", -1, max_wait_ms, min_bytes, 1 << 20, 0, session_id, session_epoch)
+    if partitions:
+        body += struct.pack(">i", 1) + nstring(topic) + struct.pack(">i", len(partitions))
+        for p, off in partitions:
+            body += struct.pack(">iqqi", p, off, -1, 1 << 20)
+    else:
+        body += struct.pack(">i", 0)
+    body += struct.pack(">i", 0)  # forgotten topics
+    t = time.monotonic()
+    resp = conn.request(1, 7, body)
+    elapsed = time.monotonic() - t
+    r = Reader(resp)
+    _, err, sid = r.take(">ihi")
+    out = {}
+    for _ in range(r.take(">i")):
+        r.string()
+        for _ in range(r.take(">i")):
+            p, perr, hw, lso, start = r.take(">ihqqq")
+            for _ in range(max(r.take(">i"), 0)):
+                r.take(">qq")
+            out[p] = (perr, hw, r.bytes_() or b"")
+    return elapsed, err, sid, out
 
 
 def _read_uvarint(r):
@@ -164,6 +193,27 @@ def main(broker, check):
     check.true(0.3 <= el <= 2.0, "min_bytes fetch answered after %.3f s" % el)
     check.true(b"wake-up-0" in parts[0][2], "min_bytes fetch returns the available records")
 
+    # 5b. An incremental fetch session (KIP-227) whose partitions are all at their end: the broker leaves them out
+    # of the fetch and only parks on them; a produce to one wakes the fetch, which answers that partition alone.
+    el, err, sid, parts = fetch_v7(conn, "lp", [(0, 2), (1, 1)], 0, 0, 0, 0)
+    check.eq(err, 0, "full fetch that makes a session: error")
+    check.true(sid != 0, "a session was made (id %d)" % sid)
+    el, err, sid2, parts = fetch_v7(conn, "lp", [], 400, 1, sid, 1)
+    print("incremental fetch, nothing new, max_wait_ms=400: response after %.0f ms, partitions %s" %
+          (el * 1000, sorted(parts)))
+    check.eq((err, sid2, parts), (0, sid, {}), "idle incremental fetch: no partition answered")
+    check.true(0.3 <= el <= 2.0, "idle incremental fetch answered after %.3f s, expected ~0.4 s" % el)
+    box = []
+    th = threading.Thread(target=produce_later, args=("lp", 1, b"wake-session", 0.1, box))
+    th.start()
+    el, err, sid3, parts = fetch_v7(conn, "lp", [], 4000, 1, sid, 2)
+    th.join()
+    print("incremental fetch, produce to p1 after 100 ms, max_wait_ms=4000: response after %.0f ms, partitions %s"
+          % (el * 1000, sorted(parts)))
+    check.eq((err, sid3, sorted(parts)), (0, sid, [1]), "woken incremental fetch answers p1 alone")
+    check.true(b"wake-session" in parts.get(1, (0, 0, b""))[2], "the woken incremental fetch carries the record")
+    check.true(0.09 <= el < 2.0, "incremental fetch woken by a produce answered after %.3f s (max_wait 4 s)" % el)
+
     # 6. ListOffsets v7 timestamp -3 (KIP-734): offset and timestamp of the record with the max timestamp.
     for ts in (1000, 5000, 3000, 2000):
         producer.send("maxts", b"v%d" % ts, partition=0, timestamp_ms=ts).get(timeout=10)
@@ -177,8 +227,8 @@ def main(broker, check):
     got = list_offsets_v7(conn, "maxts", 0, 2500)
     print("ListOffsets v7 by timestamp 2500: error %d, timestamp %d, offset %d" % got)
     check.eq(got, (0, 5000, 1), "ListOffsets by timestamp 2500 (error, timestamp, offset)")
-    err, ts, off = list_offsets_v7(conn, "lp", 1, -3)  # one record
-    check.eq((err, off), (0, 0), "max timestamp of a one-record partition")
+    err, ts, off = list_offsets_v7(conn, "lp", 1, -3)  # wake-p1, then wake-session (the later timestamp)
+    check.eq((err, off), (0, 1), "max timestamp of a two-record partition")
     err, ts, off = list_offsets_v7(conn, "warm", 0, -3)
     check.eq((err, off), (0, 0), "max timestamp, warm-up topic")
     conn.close()

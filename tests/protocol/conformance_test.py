@@ -27,6 +27,30 @@ NEWER_THAN_REFERENCE = {
     "ListTransactionsResponse": set(),
     "WriteTxnMarkersRequest": {"TransactionVersion"},         # v2, KIP-890 part 2
     "WriteTxnMarkersResponse": set(),
+    # Kafka 4.x versions (issue #21), from kafka-clients 4.4.0's common/message/*.json. A field whose range ends
+    # at the reference's newest version or later (a name replaced by a topic id) is compared up to that version.
+    "ApiVersionsRequest": {"ClusterId", "NodeId"},            # v5, KIP-1242
+    "ApiVersionsResponse": set(),
+    "DeleteGroupsRequest": set(),                             # v3
+    "DeleteGroupsResponse": {"ErrorMessage"},
+    "DescribeClusterRequest": {"IncludeFencedBrokers"},       # v2, KIP-1073
+    "DescribeClusterResponse": {"IsFenced"},
+    "DescribeGroupsRequest": set(),                           # v6, KIP-1043
+    "DescribeGroupsResponse": {"ErrorMessage"},
+    "DescribeLogDirsRequest": set(),                          # v5
+    "DescribeLogDirsResponse": {"IsCordoned"},
+    "FetchRequest": {"HighWatermark"},                        # v18, KIP-1166
+    "FetchResponse": set(),
+    "ListOffsetsRequest": set(),                              # v11, KIP-1023
+    "ListOffsetsResponse": set(),
+    "MetadataRequest": set(),                                 # v13
+    "MetadataResponse": {"ErrorCode"},
+    "OffsetCommitRequest": {"TopicId"},                       # v10, KIP-848: topic ids instead of names
+    "OffsetCommitResponse": {"TopicId"},
+    "OffsetFetchRequest": {"TopicId"},                        # v10, KIP-848
+    "OffsetFetchResponse": {"TopicId"},
+    "ProduceRequest": {"TopicId"},                            # v12 (KIP-890), v13 (KIP-516)
+    "ProduceResponse": {"TopicId"},
 }
 
 
@@ -58,7 +82,10 @@ def norm_default(v):
     return str(v)
 
 
-def compare_fields(ours, theirs, where, errors):
+def compare_fields(ours, theirs, where, errors, upto=None):
+    """`upto`: compare version ranges only up to this version (messages newer than the reference)."""
+    def clip(r):
+        return r if upto is None else r.intersect(D.Range("0-%d" % upto))
     names_ours = [f.name for f in ours]
     names_theirs = [f["name"] for f in theirs]
     if names_ours != names_theirs:
@@ -68,8 +95,8 @@ def compare_fields(ours, theirs, where, errors):
         w = "%s.%s" % (where, f.name)
         checks = [
             ("type", f.type, j["type"]),
-            ("versions", f.versions, D.Range(j["versions"])),
-            ("nullable", f.nullable, D.Range(j.get("nullableVersions", "none"))),
+            ("versions", clip(f.versions), clip(D.Range(j["versions"]))),
+            ("nullable", clip(f.nullable), clip(D.Range(j.get("nullableVersions", "none")))),
             ("tag", f.tag, j.get("tag")),
             ("default", f.default, norm_default(j.get("default"))),
         ]
@@ -78,7 +105,7 @@ def compare_fields(ours, theirs, where, errors):
         for what, a, b in checks:
             if a != b:
                 errors.append("%s: %s %r != reference %r" % (w, what, a, b))
-        compare_fields(f.fields, j.get("fields", []), w, errors)
+        compare_fields(f.fields, j.get("fields", []), w, errors, upto)
 
 
 def main():
@@ -106,16 +133,18 @@ def main():
                 continue
             j = load_json(path)
             checked += 1
+            upto = None
             if m.name in NEWER_THAN_REFERENCE:
                 ref = D.Range(j["validVersions"])
                 m.versions = m.versions.intersect(D.Range("0-%d" % ref.hi))
                 m.fields = within(m.fields, ref.hi, NEWER_THAN_REFERENCE[m.name], m.name, errors)
+                upto = ref.hi
             for what, ours, theirs in [("kind", m.kind, j["type"]), ("key", m.key, j.get("apiKey")),
                                        ("versions", m.versions, D.Range(j["validVersions"])),
                                        ("flexible", m.flexible, D.Range(j.get("flexibleVersions", "none")))]:
                 if ours != theirs:
                     errors.append("%s: %s %r != reference %r" % (m.name, what, ours, theirs))
-            compare_fields(m.fields, j["fields"], m.name, errors)
+            compare_fields(m.fields, j["fields"], m.name, errors, upto)
             ref_commons = {c["name"]: c for c in j.get("commonStructs", [])}
             for name, c in ref_commons.items():
                 if name not in commons:

@@ -171,6 +171,10 @@ class Codec:
                 return b"\0" if flex else struct.pack(">h" if t == "string" else ">i", -1)
             b = v.encode() if t == "string" else v
             return (uvarint(len(b) + 1) if flex else struct.pack(">h" if t == "string" else ">i", len(b))) + b
+        if not f.is_array and f.nullable.contains(ver):  # a nullable struct: int8 -1 (null) or 1, then it
+            if v is None:
+                return struct.pack(">b", -1)
+            return struct.pack(">b", 1) + self._enc_struct(self._sub(f, commons), v, ver, flex, commons)
         return self._enc_struct(self._sub(f, commons), v or {}, ver, flex, commons)
 
     def _enc_field(self, f, v, ver, flex, commons):
@@ -224,6 +228,11 @@ class Codec:
                 raise ValueError("a %s of %d bytes past the end" % (t, n))
             raw = bytes(buf[pos:pos + n])
             return (raw.decode("utf-8", "replace") if t == "string" else raw), pos + n
+        if not f.is_array and f.nullable.contains(ver):  # a nullable struct: int8 -1 (null) or 1, then it
+            present = struct.unpack_from(">b", buf, pos)[0]
+            if present < 0:
+                return None, pos + 1
+            pos += 1
         return self._dec_struct(self._sub(f, commons), buf, pos, ver, flex, commons)
 
     def _dec_field(self, f, buf, pos, ver, flex, commons):
@@ -536,20 +545,27 @@ class PartA:
         T, G, X = self.T, self.G, self.X
         pid, ep = self.pid, self.epoch
         broker = str(self.broker_id)
-        tp_commit = [{"Name": T, "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 1, "CommittedMetadata": ""}]}]
+        tp_txn_commit = [{"Name": T, "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 1,
+                                                     "CommittedMetadata": ""}]}]
+        # Topic ids beside names: OffsetCommit/OffsetFetch v10 and Produce v13 name topics by id.
+        tp_commit = [{"Name": T, "TopicId": self.topic_id,
+                      "Partitions": [{"PartitionIndex": 0, "CommittedOffset": 1, "CommittedMetadata": ""}]}]
         no_topics = ("no topics", lambda r: r["Topics"] == [])
         has_t = ("lists %s" % T, lambda r: T in [t["Name"] for t in r["Topics"]])
         quota_entry = [{"Entity": [{"EntityType": "user", "EntityName": "carol"}],
                         "Ops": [{"Key": "producer_byte_rate", "Value": 1048576.0, "Remove": False}]}]
         return [
             ("Produce", 0, {"Acks": 1, "TimeoutMs": 10000, "TopicData": [
-                {"Name": T, "PartitionData": [{"Index": 0, "Records": record_batch([b"x"])}]}]}, {TOPIC_AUTH}, {0}),
+                {"Name": T, "TopicId": self.topic_id, "PartitionData": [{"Index": 0, "Records": record_batch([b"x"])}]}]},
+             {TOPIC_AUTH}, {0}),
             ("Fetch", 1, {"MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 1 << 20, "Topics": [
                 {"Topic": T, "TopicId": self.topic_id, "Partitions": [
                     {"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20}]}]}, {TOPIC_AUTH}, {0}),
             ("ListOffsets", 2, {"ReplicaId": -1, "Topics": [{"Name": T, "Partitions": [
                 {"PartitionIndex": 0, "Timestamp": -1}]}], "TimeoutMs": 5000}, {TOPIC_AUTH}, {0}),
             ("Metadata all topics", 3, {"Topics": None}, no_topics, has_t),
+            ("DescribeTopicPartitions", 75, {"Topics": [{"Name": T}], "ResponsePartitionLimit": 10, "Cursor": None},
+             {TOPIC_AUTH}, {0}),
             ("Metadata named", 3, {"Topics": [{"Name": T}], "IncludeTopicAuthorizedOperations": True},
              {TOPIC_AUTH}, {0}),
             # admin asks without auto-creation: UNKNOWN_TOPIC_OR_PARTITION, i.e. alice's request created nothing
@@ -558,7 +574,8 @@ class PartA:
              {TOPIC_AUTH}, {UNKNOWN_TOPIC}),
             ("OffsetCommit", 8, {"GroupId": G, "GenerationIdOrMemberEpoch": -1, "MemberId": "", "Topics": tp_commit},
              {GROUP_AUTH}, {0}),
-            ("OffsetFetch", 9, {"Groups": [{"GroupId": G, "Topics": [{"Name": T, "PartitionIndexes": [0]}]}]},
+            ("OffsetFetch", 9, {"Groups": [{"GroupId": G, "Topics": [{"Name": T, "TopicId": self.topic_id,
+                                                                         "PartitionIndexes": [0]}]}]},
              {GROUP_AUTH}, {0}),
             ("OffsetFetch", 9, {"GroupId": G, "Topics": [{"Name": T, "PartitionIndexes": [0]}]}, {GROUP_AUTH},
              {0}, 7),
@@ -597,7 +614,7 @@ class PartA:
             ("AddOffsetsToTxn", 25, {"TransactionalId": X, "ProducerId": pid, "ProducerEpoch": ep, "GroupId": G},
              {TXN_AUTH}, {0}),
             ("TxnOffsetCommit", 28, {"TransactionalId": X, "GroupId": G, "ProducerId": pid, "ProducerEpoch": ep,
-                                     "Topics": tp_commit}, {TXN_AUTH}, {0}),
+                                     "Topics": tp_txn_commit}, {TXN_AUTH}, {0}),
             ("DescribeTransactions", 65, {"TransactionalIds": [X]}, {TXN_AUTH}, {0}),
             ("ListTransactions", 66, {}, ("no transactions", lambda r: r["ErrorCode"] == 0 and
                                           r["TransactionStates"] == []),
