@@ -144,6 +144,7 @@ constexpr served_api kServed[] = {
     {api_key::describe_transactions, &adapt<protocol::describe_transactions_request, handlers::describe_transactions>},
     {api_key::list_transactions, &adapt<protocol::list_transactions_request, handlers::list_transactions>},
     {api_key::describe_producers, &adapt<protocol::describe_producers_request, handlers::describe_producers>},
+    {api_key::list_config_resources, &adapt<protocol::list_config_resources_request, handlers::list_config_resources>},
     {api_key::describe_topic_partitions,
      &adapt<protocol::describe_topic_partitions_request, handlers::describe_topic_partitions>},
     {api_key::sasl_handshake, &adapt<protocol::sasl_handshake_request, handlers::sasl_handshake>},

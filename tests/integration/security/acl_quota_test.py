@@ -564,6 +564,9 @@ class PartA:
             ("ListOffsets", 2, {"ReplicaId": -1, "Topics": [{"Name": T, "Partitions": [
                 {"PartitionIndex": 0, "Timestamp": -1}]}], "TimeoutMs": 5000}, {TOPIC_AUTH}, {0}),
             ("Metadata all topics", 3, {"Topics": None}, no_topics, has_t),
+            ("ListConfigResources", 74, {"ResourceTypes": [2]},
+             ("no topics", lambda r: r["ErrorCode"] == 0 and r["ConfigResources"] == []),
+             ("lists %s" % T, lambda r: T in [c["ResourceName"] for c in r["ConfigResources"]])),
             ("DescribeTopicPartitions", 75, {"Topics": [{"Name": T}], "ResponsePartitionLimit": 10, "Cursor": None},
              {TOPIC_AUTH}, {0}),
             ("Metadata named", 3, {"Topics": [{"Name": T}], "IncludeTopicAuthorizedOperations": True},
