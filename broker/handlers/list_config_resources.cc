@@ -1,13 +1,14 @@
 // ListConfigResources (key 74; KIP-1142, v0 was ListClientMetricsResources of KIP-714): the names of the resources
 // that can have configs, by type: v0 lists client-metrics subscriptions only; v1 the types asked for (an empty list:
-// every type). TOPIC (2): every topic; BROKER (4) and BROKER_LOGGER (8): the live brokers' ids; GROUP (32): every
-// group; CLIENT_METRICS (16): none (Sluice has no client telemetry, KIP-714). Any other type:
-// UNSUPPORTED_VERSION. Resources the principal may not describe are left out (topics, groups) or the whole answer is
-// CLUSTER_AUTHORIZATION_FAILED (brokers), as Kafka 4.4 answers them.
+// every type). TOPIC (2): every topic; BROKER (4) and BROKER_LOGGER (8): the live brokers' ids; GROUP (32): the
+// groups with dynamic configs, none here (Sluice has no group configs); CLIENT_METRICS (16): none (Sluice has no
+// client telemetry, KIP-714). Any other type: UNSUPPORTED_VERSION. Topics the principal may not describe-configs
+// are left out; brokers without DescribeConfigs on the cluster make the answer CLUSTER_AUTHORIZATION_FAILED.
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
-#include "broker/group_service.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
@@ -71,16 +72,7 @@ task<response> list_config_resources(broker_services& svc, request_context& rc,
       if (types.contains(type))
         for (int32_t id : ids) add(std::to_string(id), type);
   }
-  if (types.contains(kGroup)) {
-    for (auto& s : svc.groups.shards()) {
-      if (!s || !s->part->is_leader()) continue;
-      auto work = [](groups::group_coordinator& c) { return c.list_groups({}, {}); };
-      auto r = co_await group_run(svc.groups, s, std::move(work));
-      for (auto& g : r.groups)
-        if (authorized(svc, rc, acl_operation::describe_configs, resource_type::group, g.group_id))
-          add(g.group_id, kGroup);
-    }
-  }
+  // GROUP: Kafka lists the groups that have dynamic group configs (KIP-848's group.*); Sluice has none, so none.
   co_return resp;
 }
 

@@ -25,6 +25,18 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public class IncrementalFetch {
+  /** Polls until `seen` holds `want` records or `ms` pass; marks each value in `seen`; returns records polled. */
+  static long poll(KafkaConsumer<String, String> consumer, BitSet seen, int want, long ms) {
+    long received = 0, end = System.currentTimeMillis() + ms;
+    while (seen.cardinality() < want && System.currentTimeMillis() < end) {
+      for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+        received++;
+        seen.set(Integer.parseInt(r.value()));
+      }
+    }
+    return received;
+  }
+
   public static void main(String[] args) throws Exception {
     String bootstrap = args[0], topic = args[1];
     int partitions = Integer.parseInt(args[2]);
@@ -63,31 +75,13 @@ public class IncrementalFetch {
       for (int p = 0; p < partitions; p++) all.add(new TopicPartition(topic, p));
       consumer.assign(all);
       consumer.seekToBeginning(all);
-      long deadline = System.currentTimeMillis() + 180_000;
-      while (seen.cardinality() < records && System.currentTimeMillis() < deadline) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          received++;
-          seen.set(Integer.parseInt(r.value()));
-        }
-      }
+      received += poll(consumer, seen, records, 180_000);
       // A second of polls sends the moved positions (the first incremental fetch names every partition read);
       // then the driver takes the broker's figures, and what follows is the steady idle state.
-      long settle = System.currentTimeMillis() + 1000;
-      while (System.currentTimeMillis() < settle) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          received++;
-          seen.set(Integer.parseInt(r.value()));
-        }
-      }
+      received += poll(consumer, seen, Integer.MAX_VALUE, 1000);
       System.out.println("READ_DONE");
       System.out.flush();
-      long idleEnd = System.currentTimeMillis() + idleMs;
-      while (System.currentTimeMillis() < idleEnd) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          received++;
-          seen.set(Integer.parseInt(r.value()));
-        }
-      }
+      received += poll(consumer, seen, Integer.MAX_VALUE, idleMs);
     }
     int distinct = seen.cardinality();
     System.out.println("RESULT received=" + received + " distinct=" + distinct + " missing=" + (records - distinct));

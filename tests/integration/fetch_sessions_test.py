@@ -14,7 +14,6 @@ partition.
 Usage: fetch_sessions_test.py --broker build-tests/broker/sluice --cache build-tests/compat-cache
 Exit 0 pass, 1 fail, 77 skipped (no binary, no Java or no Maven Central).
 """
-import argparse
 import os
 import re
 import subprocess
@@ -100,13 +99,9 @@ def one_run(binary, java_bin, classpath, slots, results):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
-    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
-    args = ap.parse_args()
-    if not args.broker or not os.access(args.broker, os.X_OK):
-        print("SKIP: no sluice binary (--broker or SLUICE_BINARY)")
-        return h.SKIP
+    args, skip = h.client_test_args(__doc__, __file__, modules=())  # --broker, --cache; the Java client only
+    if skip is not None:
+        return skip
     try:
         java_bin, classpath = installers.java_program(args.cache, os.path.join(HERE, "IncrementalFetch.java"),
                                                       "incremental-fetch-classes")
