@@ -116,7 +116,9 @@ task<response> list_offsets(broker_services& svc, request_context& rc, protocol:
           if (pr.offset < 0) pr.leader_epoch = -1;  // nothing found: Kafka answers no epoch
         }
       } else {
-        pr.error_code = error_code::invalid_request;  // an unknown negative sentinel
+        // A negative timestamp no version defines (-7 and below): Kafka 4.4 answers UNSUPPORTED_VERSION, no epoch.
+        pr.error_code = error_code::unsupported_version;
+        pr.leader_epoch = -1;
       }
       if (version == 0) pr.old_style_offsets = {pr.offset};
       tr.partitions.push_back(std::move(pr));
