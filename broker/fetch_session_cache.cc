@@ -1,5 +1,6 @@
 #include "broker/fetch_session_cache.h"
 
+#include <climits>
 #include <random>
 
 namespace sluice::broker {
@@ -12,13 +13,10 @@ fetch_session_partition_key fetch_session_key(bool uses_topic_ids, const protoco
   return {topic, partition};
 }
 
-namespace {
+int32_t next_fetch_session_epoch(int32_t epoch) { return epoch < 0 || epoch == INT32_MAX ? 1 : epoch + 1; }
 
-/// KIP-227's epoch sequence: 1, 2, ..., INT32_MAX, then 1 again (0 and -1 are the full-fetch epochs).
-int32_t next_epoch(int32_t epoch) { return epoch < 0 || epoch == INT32_MAX ? 1 : epoch + 1; }
-
-cached_fetch_partition from_request(const protocol::fetch_request::fetch_topic& ft,
-                                    const protocol::fetch_request::fetch_partition& fp) {
+cached_fetch_partition cached_from_request(const protocol::fetch_request::fetch_topic& ft,
+                                           const protocol::fetch_request::fetch_partition& fp) {
   cached_fetch_partition c;
   c.topic = ft.topic;
   c.topic_id = ft.topic_id;
@@ -30,8 +28,6 @@ cached_fetch_partition from_request(const protocol::fetch_request::fetch_topic& 
   c.last_fetched_epoch = fp.last_fetched_epoch;
   return c;
 }
-
-}  // namespace
 
 fetch_session_cache::fetch_session_cache(sluice::clock& clock, int32_t max_slots, int64_t eviction_ms)
     : clock_(clock), max_slots_(max_slots), eviction_ms_(eviction_ms), rng_state_(std::random_device{}()) {}
@@ -111,7 +107,7 @@ int32_t fetch_session_cache::maybe_create(bool privileged, bool uses_topic_ids,
   s->uses_topic_ids = uses_topic_ids;
   s->creation_ms = now;
   s->last_used_ms = now;
-  s->epoch = next_epoch(0);
+  s->epoch = next_fetch_session_epoch(0);
   for (auto& p : partitions) {
     auto key = fetch_session_key(uses_topic_ids, p.topic_id, p.topic, p.partition);
     if (s->index.contains(key)) continue;
@@ -119,8 +115,7 @@ int32_t fetch_session_cache::maybe_create(bool privileged, bool uses_topic_ids,
     s->index.emplace(std::move(key), std::prev(s->partitions.end()));
   }
   auto [it, inserted] = sessions_.emplace(s->id, entry{s, -1});
-  last_used_.insert({now, s->id});
-  touch(it->second, now);
+  touch(it->second, now);  // indexes it by last use and evictability
   return s->id;
 }
 
@@ -156,14 +151,14 @@ fetch_session_cache::incremental fetch_session_cache::begin_incremental(
     for (const auto& fp : ft.partitions) {
       auto key = fetch_session_key(uses_topic_ids, ft.topic_id, ft.topic, fp.partition);
       if (auto found = s.index.find(key); found != s.index.end()) {
-        auto& c = *found->second;  // Kafka's updateRequestParams
-        c.max_bytes = fp.partition_max_bytes;
-        c.fetch_offset = fp.fetch_offset;
-        c.fetcher_log_start_offset = fp.log_start_offset;
-        c.current_leader_epoch = fp.current_leader_epoch;
-        c.last_fetched_epoch = fp.last_fetched_epoch;
+        // Kafka's updateRequestParams: the request's parameters, the last answered offsets kept.
+        auto& c = *found->second;
+        const int64_t hw = c.high_watermark, start = c.local_log_start_offset;
+        c = cached_from_request(ft, fp);
+        c.high_watermark = hw;
+        c.local_log_start_offset = start;
       } else {
-        s.partitions.push_back(from_request(ft, fp));
+        s.partitions.push_back(cached_from_request(ft, fp));
         s.index.emplace(std::move(key), std::prev(s.partitions.end()));
       }
     }
@@ -182,7 +177,7 @@ fetch_session_cache::incremental fetch_session_cache::begin_incremental(
     return out;
   }
   touch(it->second, clock_.monotonic_ms());
-  s.epoch = next_epoch(s.epoch);
+  s.epoch = next_fetch_session_epoch(s.epoch);
   out.session = it->second.session;
   out.expected_epoch = s.epoch;
   for (const auto& c : s.partitions) {

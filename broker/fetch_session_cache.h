@@ -53,6 +53,13 @@ struct cached_fetch_partition {
   int64_t local_log_start_offset = -1;  // last answered
 };
 
+/// A request partition as a session holds it (Kafka's CachedPartition(part, reqData)); nothing answered yet.
+cached_fetch_partition cached_from_request(const protocol::fetch_request::fetch_topic& ft,
+                                           const protocol::fetch_request::fetch_partition& fp);
+
+/// KIP-227's epoch sequence: 1, 2, ..., INT32_MAX, then 1 again (0 and -1 are the full-fetch epochs).
+int32_t next_fetch_session_epoch(int32_t epoch);
+
 /// The session key of a partition: the topic id's bytes (sessions with ids) or the name, and the index.
 using fetch_session_partition_key = std::pair<std::string, int32_t>;
 struct fetch_session_key_hash {

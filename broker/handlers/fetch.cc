@@ -229,7 +229,6 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       return last_entry[{topic_keys[ti], req.topics[ti].partitions[pi].partition}] == std::make_pair(ti, pi);
     };
 
-
     // Resolve every partition once; errors found here are final for this request. Kafka answers the partitions it
     // asked the replica manager about (request order), then those refused before: for a consumer first every unknown
     // topic id (its first pass), then unknown topics and partitions (its second pass); for a follower both in one
@@ -335,43 +334,45 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
         std::optional<read_outcome> quick;
         if (!from_follower) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
-        // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
-        const int64_t now_ms = svc.clock.now_ms();
-        auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
-                                               now_ms, read_committed, epoch = s.current_leader_epoch,
-                                               last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
-          if (!from_follower) {
-            if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
-            const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
-            if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
-          }
-          if (read_committed) {
-            read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
-            out.data = p->read_committed(offset, limit, min_one, out.aborted);
-            return out;
-          }
-          if (!from_follower) {
-            return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
-                                p->last_stable_offset(), {}};
-          }
-          if (!p->has_follower(replica_id)) {
-            // Kafka's followerReplicaOrThrow: with a leader epoch in the request, UNKNOWN_LEADER_EPOCH (the replica
-            // may not be known in that epoch yet); without one, NOT_LEADER_OR_FOLLOWER.
-            const std::string why = "broker " + std::to_string(replica_id) + " is not a replica of " + p->topic() + "-" +
-                                    std::to_string(p->index());
-            return read_outcome{epoch >= 0 ? error{partition_errc::unknown_leader_epoch, why}
-                                           : error{partition_errc::not_leader, why},
-                                -1, -1, {}, -1, {}};
-          }
-          if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
-          auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
-          if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
-            return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
-          return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
-                              std::move(expansion), p->last_stable_offset(), {}};
-        });
         std::optional<read_outcome> read;
-        if (!quick) read.emplace(co_await std::move(read_op));
+        if (!quick) {  // the strand is asked only when the atomics could not answer
+          // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
+          const int64_t now_ms = svc.clock.now_ms();
+          auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
+                                                 now_ms, read_committed, epoch = s.current_leader_epoch,
+                                                 last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
+            if (!from_follower) {
+              if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
+              const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
+              if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
+            }
+            if (read_committed) {
+              read_outcome out{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {}, p->last_stable_offset(), {}};
+              out.data = p->read_committed(offset, limit, min_one, out.aborted);
+              return out;
+            }
+            if (!from_follower) {
+              return read_outcome{p->read(offset, limit, min_one), p->high_watermark(), p->log_start_offset(), {},
+                                  p->last_stable_offset(), {}};
+            }
+            if (!p->has_follower(replica_id)) {
+              // Kafka's followerReplicaOrThrow: with a leader epoch in the request, UNKNOWN_LEADER_EPOCH (the replica
+              // may not be known in that epoch yet); without one, NOT_LEADER_OR_FOLLOWER.
+              const std::string why = "broker " + std::to_string(replica_id) + " is not a replica of " + p->topic() + "-" +
+                                      std::to_string(p->index());
+              return read_outcome{epoch >= 0 ? error{partition_errc::unknown_leader_epoch, why}
+                                             : error{partition_errc::not_leader, why},
+                                  -1, -1, {}, -1, {}};
+            }
+            if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
+            auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
+            if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
+              return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
+            return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
+                                std::move(expansion), p->last_stable_offset(), {}};
+          });
+          read.emplace(co_await std::move(read_op));
+        }
         auto& outcome = quick ? *quick : *read;
         if (outcome.isr_expansion && svc.replicas != nullptr) svc.replicas->submit_isr_change(s.p, std::move(*outcome.isr_expansion));
         s.out->high_watermark = outcome.high_watermark;
@@ -477,16 +478,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
           version >= 13 ? std::string(tr.topic_id.bytes.begin(), tr.topic_id.bytes.end()) : tr.topic;
       for (const auto& pd : tr.partitions) {
         const auto [ti, pi] = last_entry[{key, pd.partition_index}];
-        cached_fetch_partition c;
-        c.topic = req.topics[ti].topic;
-        c.topic_id = req.topics[ti].topic_id;
-        c.partition = pd.partition_index;
-        const auto& fp = req.topics[ti].partitions[pi];
-        c.max_bytes = fp.partition_max_bytes;
-        c.fetch_offset = fp.fetch_offset;
-        c.fetcher_log_start_offset = fp.log_start_offset;
-        c.current_leader_epoch = fp.current_leader_epoch;
-        c.last_fetched_epoch = fp.last_fetched_epoch;
+        auto c = cached_from_request(req.topics[ti], req.topics[ti].partitions[pi]);
         c.high_watermark = pd.high_watermark;
         c.local_log_start_offset = pd.log_start_offset;
         cached.push_back(std::move(c));

@@ -1,8 +1,7 @@
 #include "broker/replication/replica_fetcher.h"
 
-#include <climits>
-
 #include "base/logging.h"
+#include "broker/fetch_session_cache.h"
 #include "broker/call_on.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/offset_for_leader_epoch.h"
@@ -246,7 +245,7 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
     session_id_ = answer->session_id;  // 0: the leader made none; the next request is full again
     session_epoch_ = session_id_ != 0 ? 1 : 0;
   } else {
-    session_epoch_ = session_epoch_ == INT32_MAX ? 1 : session_epoch_ + 1;
+    session_epoch_ = next_fetch_session_epoch(session_epoch_);
   }
   session_partitions_ = std::move(wanted);
   bool any_ok = false;
