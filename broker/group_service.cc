@@ -1,5 +1,7 @@
 #include "broker/group_service.h"
 
+#include <sstream>
+
 
 #include "base/logging.h"
 #include "broker/coordinator/internal_topic.h"
@@ -40,6 +42,28 @@ group_service::group_service(const broker_config& config, topic_registry& topics
   read_int("group.max.size", group_config_.max_size);
   read_int("offsets.retention.check.interval.ms", group_config_.offsets_retention_check_interval_ms);
   read_int("offset.metadata.max.bytes", group_config_.offset_metadata_max_bytes);
+  read_int("group.consumer.session.timeout.ms", group_config_.consumer_session_timeout_ms);
+  read_int("group.consumer.heartbeat.interval.ms", group_config_.consumer_heartbeat_interval_ms);
+  read_int("group.consumer.max.size", group_config_.consumer_max_size);
+  if (auto it = config.values.find("group.consumer.assignors"); it != config.values.end()) {
+    // A comma-separated list of assignor names (Kafka also takes class names: the built-in ones map to theirs).
+    std::vector<std::string> names;
+    std::string item;
+    std::stringstream in(it->second);
+    while (std::getline(in, item, ',')) {
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (item == "org.apache.kafka.coordinator.group.assignor.UniformAssignor") item = "uniform";
+      if (item == "org.apache.kafka.coordinator.group.assignor.RangeAssignor") item = "range";
+      if (item.empty()) continue;
+      if (!groups::is_known_assignor(item)) {
+        log::warn("groups: ignoring unknown assignor {} in group.consumer.assignors", item);
+        continue;
+      }
+      names.push_back(item);
+    }
+    if (!names.empty()) group_config_.consumer_assignors = std::move(names);
+  }
   if (auto it = config.values.find("offsets.retention.minutes"); it != config.values.end()) {
     try {
       group_config_.offsets_retention_ms = std::stoll(it->second) * 60 * 1000;
@@ -52,7 +76,31 @@ void group_service::start() { (void)runtime_.load(); }
 
 std::unique_ptr<groups::group_coordinator> group_service::make_coordinator(shard& s) {
   s.writer->set_base_sequence(0);  // as Kafka's CoordinatorRuntime stamps __consumer_offsets batches
-  return std::make_unique<groups::group_coordinator>(s.part->index(), group_config_, clock_);
+  auto c = std::make_unique<groups::group_coordinator>(s.part->index(), group_config_, clock_);
+  // KIP-848 subscriptions read the topic registry (its lookups are safe from any strand).
+  auto describe = [](const topic& t) {
+    return groups::topic_metadata{t.name, t.id, static_cast<int32_t>(t.partitions.size())};
+  };
+  groups::topic_source source;
+  source.by_name = [this, describe](const std::string& name) -> std::optional<groups::topic_metadata> {
+    auto t = topics_.find(name);
+    if (!t) return std::nullopt;
+    return describe(*t);
+  };
+  source.by_id = [this, describe](const groups::topic_uuid& id) -> std::optional<groups::topic_metadata> {
+    auto t = topics_.find(id);
+    if (!t) return std::nullopt;
+    return describe(*t);
+  };
+  source.all = [this, describe] {
+    std::vector<groups::topic_metadata> out;
+    for (const auto& t : topics_.all()) {
+      if (!t->internal) out.push_back(describe(*t));  // regexes never match internal topics
+    }
+    return out;
+  };
+  c->set_topic_source(std::move(source));
+  return c;
 }
 
 kafka_error group_service::ensure_topic() {

@@ -8,6 +8,7 @@ SLUICE_PACKAGES=(
   strace python3-venv maven python3-yaml python3-jsonschema
   zookeeper libzookeeper-mt-dev
   python3-confluent-kafka make gcc dpkg-dev rapidjson-dev zlib1g-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev
+  libre2-dev
 )
 # Only the test command needs these (test.sh passes them): Chromium for the web console's browser test
 # (tests/console/console_test.py, driven by playwright-core from tests/console/package-lock.json).

@@ -35,7 +35,9 @@ group_description group_coordinator::describe_group(const std::string& group_id)
     return d;
   }
   auto g = get_group(group_id);
-  if (!g || g->is(group_state::dead)) {  // unknown, or deleted and on its way out
+  // Unknown, deleted and on its way out, or a KIP-848 group (Kafka's classicGroup() lookup fails for it; from v6
+  // the handler answers GROUP_ID_NOT_FOUND).
+  if (!g || g->is(group_state::dead) || g->is_consumer()) {
     d.state = "Dead";
     return d;
   }
@@ -66,9 +68,9 @@ list_groups_result group_coordinator::list_groups(const std::vector<std::string>
   };
   for (const auto& [id, g] : groups_) {
     if (g->is(group_state::dead)) continue;
-    auto state = to_string(g->state);
-    if (!matches(states, state) || !matches(types, "classic")) continue;
-    out.groups.push_back({id, g->protocol_type.value_or(""), std::string(state)});
+    auto state = g->is_consumer() ? g->consumer->state_name() : to_string(g->state);
+    if (!matches(states, state) || !matches(types, g->is_consumer() ? "consumer" : "classic")) continue;
+    out.groups.push_back({id, g->protocol_type.value_or(""), std::string(state), g->is_consumer() ? "consumer" : "classic"});
   }
   return out;
 }
@@ -223,7 +225,14 @@ std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<gr
       log::info("groups: group {} transitioned to Dead in generation {}", g->id, g->generation_id);
       g->transition_to(group_state::dead, wall());
     }
-    records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
+    if (g->is_consumer()) {
+      // Kafka's consumer group deletion: the regular expressions, the assignment epoch and the group epoch.
+      for (const auto& [regex, r] : g->consumer->regexes) records.push_back(regex_tombstone(g->id, regex));
+      records.push_back(target_assignment_epoch_tombstone(g->id));
+      records.push_back(group_epoch_tombstone(g->id));
+    } else {
+      records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
+    }
   }
   return records;
 }

@@ -5,12 +5,14 @@
 // Plain data plus bookkeeping helpers; the protocol decisions live in group_coordinator.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "broker/groups/consumer_group.h"
 #include "broker/groups/group_types.h"
 
 namespace sluice::groups {
@@ -89,6 +91,12 @@ class group {
   int64_t initial_delay_ms = 0;                  // its current delay
   int64_t initial_remaining_ms = 0;              // how far it may still extend (rebalance timeout left)
   std::optional<int64_t> sync_deadline;          // DelayedSync (pending sync members)
+
+  /// KIP-848: the consumer-protocol part of a group of type "consumer" (ConsumerGroupHeartbeat); null for a classic
+  /// group. A consumer group's `state` is Empty without members and Stable with them (for the offset and deletion
+  /// rules it shares with classic groups); its own state name is `consumer->state_name()`.
+  std::unique_ptr<consumer_group_state> consumer;
+  bool is_consumer() const { return consumer != nullptr; }
 
   std::map<topic_partition, committed_offset> offsets;
   std::map<topic_partition, int> pending_offset_commits;  // appended but not yet acknowledged (plain and transactional)

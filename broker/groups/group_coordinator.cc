@@ -106,6 +106,7 @@ void group_coordinator::begin_loading() {
   replay_groups_.clear();
   replay_offsets_.clear();
   replay_txn_offsets_.clear();
+  replay_consumer_.clear();
 }
 
 void group_coordinator::replay(const bytes& key, const std::optional<bytes>& value, const record_context& ctx) {
@@ -124,9 +125,21 @@ void group_coordinator::replay(const bytes& key, const std::optional<bytes>& val
         replay_offset(ok->group, tp, value, ctx);
       }
     } else if (auto* gk = std::get_if<group_metadata_key>(&*k); gk && !value) {
-      replay_group_tombstone(gk->group);
+      replay_group_tombstone(gk->group, false);
+    } else if (std::holds_alternative<other_key>(*k) && !value) {
+      auto ck = decode_consumer_key(key);
+      if (ck && *ck && (*ck)->type == consumer_record_type::group_metadata) replay_group_tombstone((*ck)->group, true);
     }
-    // A group metadata value is the snapshot of a live group that already holds it.
+    // A group metadata value (classic or KIP-848) is the snapshot of a live group that already holds it.
+    return;
+  }
+  if (std::holds_alternative<other_key>(*k)) {
+    auto ck = decode_consumer_key(key);
+    if (!ck) {
+      log::warn("groups[{}]: skipping undecodable consumer group key: {}", partition_, ck.err().message);
+    } else if (*ck) {
+      load_consumer_record(**ck, value);
+    }
     return;
   }
   if (auto* ok = std::get_if<offset_commit_key>(&*k)) {
@@ -142,6 +155,7 @@ void group_coordinator::replay(const bytes& key, const std::optional<bytes>& val
       return;
     }
     replay_groups_[gk->group] = std::move(*v);
+    replay_consumer_.erase(gk->group);  // a classic group replaces a consumer group of the same id
   }
 }
 
@@ -273,6 +287,7 @@ void group_coordinator::finish_loading() {
       txn_groups_[producer_id].insert(id);
     }
   }
+  finish_loading_consumer_groups();
   replay_groups_.clear();
   replay_offsets_.clear();
   replay_txn_offsets_.clear();
@@ -293,6 +308,7 @@ void group_coordinator::unload() {
   replay_groups_.clear();
   replay_offsets_.clear();
   replay_txn_offsets_.clear();
+  replay_consumer_.clear();
   txn_groups_.clear();
   next_expiration_check_.reset();
   state_ = load_state::inactive;
@@ -417,9 +433,12 @@ void group_coordinator::replay_txn_offset(const std::string& group_id, const top
   txn_groups_[ctx.producer_id].insert(group_id);
 }
 
-void group_coordinator::replay_group_tombstone(const std::string& group_id) {
+void group_coordinator::replay_group_tombstone(const std::string& group_id, bool consumer) {
   auto g = get_group(group_id);
-  if (!g || !g->members.empty()) return;
+  // Only the tombstone of the group's own type removes it: converting a group between the classic and the consumer
+  // type writes the other type's tombstone.
+  if (!g || !g->members.empty() || g->is_consumer() != consumer) return;
+  if (g->is_consumer() && !g->consumer->members.empty()) return;
   if (!g->has_offsets()) {
     groups_.erase(group_id);
     return;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "broker/groups/consumer_group.h"
+#include "broker/groups/consumer_records.h"
 #include "broker/groups/group.h"
 #include "broker/groups/group_types.h"
 #include "broker/groups/group_write.h"
@@ -115,9 +117,12 @@ class group_coordinator {
   /// instance id is given). No REBALANCE_IN_PROGRESS and no session refresh (Kafka's isTransactional rules).
   /// `failed` maps the append's error as Kafka 4.x does (map_txn_offset_append_error).
   coordinator_result<offset_commit_result> txn_offset_commit(txn_offset_commit_request request);
+  /// OffsetFetch v9+ names the member (`member_id`, `member_epoch`): for a consumer group it must be a member at
+  /// that epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); none and -1 (admin tools, older versions) are accepted.
   offset_fetch_result offset_fetch(const std::string& group_id,
                                    const std::optional<std::vector<topic_partition>>& partitions,
-                                   bool require_stable = false);
+                                   bool require_stable = false, const std::optional<std::string>& member_id = {},
+                                   int32_t member_epoch = -1);
 
   // ---- administration (admin.cc) ----
   /// DescribeGroups for one group; unknown groups are described as "Dead" with no error.
@@ -143,6 +148,27 @@ class group_coordinator {
   /// replayed). Groups stay, even Empty without offsets (they go at the next retention check); groups being deleted
   /// are skipped. Returns the number of tombstones queued (0 unless active).
   size_t on_partitions_deleted(const std::string& topic, int32_t partition_count);
+
+  // ---- KIP-848 consumer groups (consumer_heartbeat.cc) ----
+  /// Where topic names, ids and partition counts come from (subscriptions, regexes, assignments). Without one no
+  /// topic exists. Called on the owning strand; the functions may be called on it at any later call.
+  void set_topic_source(topic_source source) { topics_ = std::move(source); }
+  /// ConsumerGroupHeartbeat v0-1 (KIP-848; Kafka 4.x GroupMetadataManager.consumerGroupHeartbeat): joins (epoch 0),
+  /// heartbeats, leaves (-1; -2 for a static member that will come back). A join creates the group, or turns an
+  /// Empty classic group into a consumer group. Each call may bump the group epoch (new member, changed
+  /// subscription, changed topic metadata, departure), computes a new target assignment with the group's assignor
+  /// when the group epoch is ahead of the assignment epoch, and moves the member toward its target: partitions
+  /// to revoke first (UNREVOKED_PARTITIONS, for the rebalance timeout), then partitions no other member still owns
+  /// (UNRELEASED_PARTITIONS while some are). Returns the records of every change (Kafka's types 3, 5-8, 16) and
+  /// the answer. Errors (answer only, no records): INVALID_REQUEST (validation, with a message), NOT_COORDINATOR,
+  /// COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND (unknown group when not joining, or a classic group with
+  /// members), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID,
+  /// UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION, GROUP_MAX_SIZE_REACHED. `failed` maps an append error
+  /// as Kafka's coordinator service does.
+  coordinator_result<consumer_heartbeat_result> consumer_group_heartbeat(consumer_heartbeat_request request);
+  /// ConsumerGroupDescribe for one group: GROUP_ID_NOT_FOUND for an unknown group or a classic one ("Group X is
+  /// not a consumer group."), NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS.
+  consumer_group_description describe_consumer_group(const std::string& group_id) const;
 
   // ---- time (timers.cc) ----
   /// Earliest monotonic deadline (session expiry, join/sync phase end, initial delay, offset
@@ -192,7 +218,7 @@ class group_coordinator {
   /// Loading: the same for the replay buffers.
   void load_offset(const std::string& group_id, const topic_partition& tp, const std::optional<bytes>& value,
                    const record_context& ctx);
-  void replay_group_tombstone(const std::string& group_id);
+  void replay_group_tombstone(const std::string& group_id, bool consumer);
 
   // join_phase.cc: the join phase, static member replacement, leader election.
   bool accept_joining_member(const group& g, const std::string& member_id) const;
@@ -238,6 +264,31 @@ class group_coordinator {
   /// After a failed tombstone append: a group made Dead for it is Empty again.
   void revive(const std::shared_ptr<group>& g);
 
+  // consumer_heartbeat.cc: KIP-848.
+  /// The group a heartbeat addresses, made or converted when it joins; null with `err` set otherwise.
+  std::shared_ptr<group> consumer_group_for(const consumer_heartbeat_request& r, std::vector<group_record>& records,
+                                            group_error& err, std::string& message);
+  /// Leave (-1) or temporary static leave (-2).
+  coordinator_result<consumer_heartbeat_result> consumer_leave(group& g, const consumer_heartbeat_request& r);
+  /// Removes a member (leave, session or revocation expiry, static replacement excluded), writes its tombstones,
+  /// and bumps the group epoch; the next heartbeat computes the new target.
+  void fence_consumer_member(group& g, const std::string& member_id, std::vector<group_record>& records);
+  /// The member's subscribed topics that exist, by name (its names, and its regex's resolution).
+  std::set<std::string> member_topics(const consumer_group_state& cg, const consumer_member& m) const;
+  /// Resolves every regex in use against the topics (and drops unused ones); records for changed resolutions.
+  void refresh_regexes(group& g, std::vector<group_record>& records);
+  /// The subscription metadata over all members; true when it changed (the caller bumps the epoch).
+  bool refresh_subscription(group& g);
+  /// Runs the assignor for the group epoch and records the changed targets and the new assignment epoch.
+  void update_target_assignment(group& g, std::vector<group_record>& records);
+  /// Kafka's ConsumerGroup.validateOffsetCommit / validateOffsetFetch.
+  std::optional<group_error> validate_consumer_commit(const group& g, int32_t member_epoch, const std::string& member_id,
+                                                      bool transactional, int16_t api_version) const;
+  /// Loading: one KIP-848 record into the replay buffers; then the groups they describe.
+  void load_consumer_record(const consumer_record_key& k, const std::optional<bytes>& value);
+  void finish_loading_consumer_groups();
+  void process_consumer_deadlines(const std::shared_ptr<group>& g, int64_t now);
+
   // timers.cc: expired deadlines.
   void process_group_deadlines(const std::shared_ptr<group>& g, int64_t now);
   void on_heartbeat_expired(group& g, const std::string& member_id);
@@ -255,6 +306,18 @@ class group_coordinator {
   std::map<std::string, std::map<topic_partition, committed_offset>> replay_offsets_;
   // ... and the pending transactional offsets: producer id -> group -> partition -> offset.
   std::map<int64_t, std::map<std::string, std::map<topic_partition, committed_offset>>> replay_txn_offsets_;
+  // ... and the KIP-848 groups.
+  struct loaded_consumer_group {
+    std::optional<int32_t> group_epoch;
+    int32_t assignment_epoch = 0;
+    std::map<std::string, consumer_member> members;
+    std::set<std::string> with_metadata;  // members whose metadata record was read
+    std::map<std::string, partition_map> target;
+    std::map<std::string, resolved_regex> regexes;
+  };
+  std::map<std::string, loaded_consumer_group> replay_consumer_;
+  topic_source topics_;
+  mutable std::map<std::string, std::shared_ptr<const topic_regex>> regex_cache_;
   // Active: producer id -> the groups holding pending transactional offsets of it.
   std::map<int64_t, std::set<std::string>> txn_groups_;
   std::vector<std::function<void()>> out_;   // answers to deliver when the current call ends

@@ -37,6 +37,13 @@ std::string_view to_string(group_error e) {
     case group_error::fenced_instance_id: return "FENCED_INSTANCE_ID";
     case group_error::group_subscribed_to_topic: return "GROUP_SUBSCRIBED_TO_TOPIC";
     case group_error::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
+    case group_error::unsupported_version: return "UNSUPPORTED_VERSION";
+    case group_error::invalid_request: return "INVALID_REQUEST";
+    case group_error::fenced_member_epoch: return "FENCED_MEMBER_EPOCH";
+    case group_error::unreleased_instance_id: return "UNRELEASED_INSTANCE_ID";
+    case group_error::unsupported_assignor: return "UNSUPPORTED_ASSIGNOR";
+    case group_error::stale_member_epoch: return "STALE_MEMBER_EPOCH";
+    case group_error::invalid_regular_expression: return "INVALID_REGULAR_EXPRESSION";
   }
   return "UNKNOWN";
 }

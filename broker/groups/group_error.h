@@ -39,6 +39,13 @@ enum class group_error : int16_t {
   fenced_instance_id = 82,
   group_subscribed_to_topic = 86,
   unstable_offset_commit = 88,
+  unsupported_version = 35,       // OffsetCommit < v9 from a KIP-848 member
+  invalid_request = 42,            // KIP-848 ConsumerGroupHeartbeat validation
+  fenced_member_epoch = 110,
+  unreleased_instance_id = 111,
+  unsupported_assignor = 112,
+  stale_member_epoch = 113,
+  invalid_regular_expression = 128,
 };
 
 }  // namespace sluice::groups

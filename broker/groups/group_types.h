@@ -35,6 +35,11 @@ struct group_config {
   int32_t offsets_topic_num_partitions = 50;         // offsets.topic.num.partitions
   /// How long a new member's first JoinGroup may wait in a rebalance (Kafka's NewMemberJoinTimeoutMs).
   int32_t new_member_join_timeout_ms = 300000;
+  // KIP-848 consumer groups.
+  int32_t consumer_session_timeout_ms = 45000;       // group.consumer.session.timeout.ms
+  int32_t consumer_heartbeat_interval_ms = 5000;     // group.consumer.heartbeat.interval.ms
+  int32_t consumer_max_size = 0x7fffffff;            // group.consumer.max.size
+  std::vector<std::string> consumer_assignors{"uniform", "range"};  // group.consumer.assignors; first = default
 };
 
 /// One (name, metadata) entry of a JoinGroup request's protocols, in the member's order of preference.
@@ -206,6 +211,7 @@ struct group_listing {
   std::string group_id;
   std::string protocol_type;
   std::string state;
+  std::string type = "classic";                   // ListGroups v5+: "classic" or "consumer" (KIP-848)
 };
 
 struct list_groups_result {

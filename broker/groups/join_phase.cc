@@ -19,7 +19,24 @@ void group_coordinator::join_group(join_group_request r, join_group_callback don
   } else if (r.session_timeout_ms < config_.min_session_timeout_ms ||
              r.session_timeout_ms > config_.max_session_timeout_ms) {
     reply(done, join_error(r.member_id, group_error::invalid_session_timeout));
+  } else if (auto cg = get_group(r.group_id); cg && cg->is_consumer() && !cg->consumer->members.empty()) {
+    // A KIP-848 group with members: classic members cannot join it (Kafka without migration of classic members).
+    reply(done, join_error(r.member_id, group_error::inconsistent_group_protocol));
   } else {
+    if (cg && cg->is_consumer() && !cg->is(group_state::dead)) {
+      // An Empty consumer group becomes a classic group again (Kafka 4.0's downgrade of an empty group): its
+      // KIP-848 records go; its offsets stay.
+      std::vector<group_record> records;
+      for (const auto& [regex, rr] : cg->consumer->regexes) records.push_back(regex_tombstone(cg->id, regex));
+      records.push_back(target_assignment_epoch_tombstone(cg->id));
+      records.push_back(group_epoch_tombstone(cg->id));
+      cg->consumer.reset();
+      cg->protocol_type.reset();
+      cg->subscribed_topics.reset();
+      cg->transition_to(group_state::empty, wall());
+      write(std::move(records), [](group_error) {});
+      log::info("groups: empty consumer group {} converted to a classic group", cg->id);
+    }
     bool unknown_member = r.member_id.empty();
     const bool new_group = unknown_member && !get_group(r.group_id);
     auto g = get_or_create(r.group_id, unknown_member);

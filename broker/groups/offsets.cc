@@ -47,6 +47,11 @@ coordinator_result<offset_commit_result> group_coordinator::offset_commit(offset
       return all(r.api_version >= 9 ? group_error::group_id_not_found : group_error::illegal_generation);
     }
   }
+  if (g->is_consumer() && !g->is(group_state::dead)) {
+    // KIP-848: the member's epoch instead of a generation (Kafka's ConsumerGroup.validateOffsetCommit).
+    if (auto v = validate_consumer_commit(*g, r.generation_id, r.member_id, false, r.api_version)) return all(*v);
+    return store_offsets(g, r);
+  }
   if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, false)) return all(*v);
   switch (g->state) {
     case group_state::empty:
@@ -81,7 +86,14 @@ coordinator_result<offset_commit_result> group_coordinator::txn_offset_commit(tx
   }
   // Kafka 4.x ClassicGroup.validateOffsetCommit(isTransactional = true). Unlike OffsetCommit, no
   // REBALANCE_IN_PROGRESS while CompletingRebalance and no session refresh.
-  if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, true)) return all(*v);
+  if (g->is_consumer() && !g->is(group_state::dead)) {
+    if (auto v = validate_consumer_commit(*g, r.generation_id, r.member_id, true, 0)) {
+      // Kafka's transactional rules: a stale epoch is ILLEGAL_GENERATION for TxnOffsetCommit.
+      return all(*v == group_error::stale_member_epoch ? group_error::illegal_generation : *v);
+    }
+  } else if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, true)) {
+    return all(*v);
+  }
   offset_commit_request c;
   c.group_id = r.group_id;
   c.generation_id = r.generation_id;
@@ -134,7 +146,8 @@ coordinator_result<offset_commit_result> group_coordinator::store_offsets(const 
 
 offset_fetch_result group_coordinator::offset_fetch(const std::string& group_id,
                                                     const std::optional<std::vector<topic_partition>>& partitions,
-                                                    bool require_stable) {
+                                                    bool require_stable, const std::optional<std::string>& member_id,
+                                                    int32_t member_epoch) {
   offset_fetch_result out;
   if (auto e = validate(group_id, api::offset_fetch)) {
     out.error = *e;
@@ -142,6 +155,18 @@ offset_fetch_result group_coordinator::offset_fetch(const std::string& group_id,
   }
   // Offsets are returned whatever the group's state: it may use Kafka for offsets only.
   auto g = get_group(group_id);
+  if (g && g->is_consumer() && !g->is(group_state::dead) && (member_id || member_epoch >= 0)) {
+    // Kafka's ConsumerGroup.validateOffsetFetch: a named member must be one, at its current epoch.
+    auto it = g->consumer->members.find(member_id.value_or(""));
+    if (it == g->consumer->members.end()) {
+      out.error = group_error::unknown_member_id;
+      return out;
+    }
+    if (it->second.member_epoch != member_epoch) {
+      out.error = group_error::stale_member_epoch;
+      return out;
+    }
+  }
   bool live = g && !g->is(group_state::dead);
   auto entry = [&](const topic_partition& tp) {
     offset_fetch_partition p;

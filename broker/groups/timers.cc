@@ -22,6 +22,12 @@ std::optional<int64_t> group_coordinator::next_deadline() const {
     consider(g->sync_deadline);
     for (const auto& [mid, d] : g->pending_members) consider(d);
     for (const auto& m : g->members) consider(m.heartbeat_deadline);
+    if (g->is_consumer()) {
+      for (const auto& [mid, m] : g->consumer->members) {
+        consider(m.session_deadline);
+        if (m.state == member_state::unrevoked_partitions) consider(m.revocation_deadline);
+      }
+    }
   }
   return best;
 }
@@ -103,7 +109,13 @@ void group_coordinator::on_timer() {
   int64_t now = mono();
   std::vector<std::shared_ptr<group>> all;
   for (const auto& [id, g] : groups_) all.push_back(g);
-  for (auto& g : all) process_group_deadlines(g, now);
+  for (auto& g : all) {
+    if (g->is_consumer()) {
+      process_consumer_deadlines(g, now);
+    } else {
+      process_group_deadlines(g, now);
+    }
+  }
   if (next_expiration_check_ && *next_expiration_check_ <= now) {
     expire_offsets();
     next_expiration_check_ = now + config_.offsets_retention_check_interval_ms;

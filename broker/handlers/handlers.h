@@ -38,6 +38,8 @@
 #include "protocol/messages/list_groups.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/metadata.h"
+#include "protocol/messages/consumer_group_describe.h"
+#include "protocol/messages/consumer_group_heartbeat.h"
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/list_config_resources.h"
 #include "protocol/messages/offset_commit.h"
@@ -59,6 +61,10 @@ using task = boost::asio::awaitable<T>;
 
 task<protocol::api_versions_response> api_versions(broker_services&, request_context&, protocol::api_versions_request&);
 task<protocol::metadata_response> metadata(broker_services&, request_context&, protocol::metadata_request&);
+task<protocol::consumer_group_heartbeat_response> consumer_group_heartbeat(
+    broker_services&, request_context&, protocol::consumer_group_heartbeat_request&);
+task<protocol::consumer_group_describe_response> consumer_group_describe(
+    broker_services&, request_context&, protocol::consumer_group_describe_request&);
 task<protocol::describe_topic_partitions_response> describe_topic_partitions(
     broker_services&, request_context&, protocol::describe_topic_partitions_request&);
 task<protocol::list_config_resources_response> list_config_resources(broker_services&, request_context&,

@@ -1,5 +1,5 @@
 // ListGroups (key 16): every group of every __consumer_offsets partition; states filter (v4+, KIP-518),
-// types filter (v5+, KIP-848: all groups here are "classic").
+// types filter (v5+, KIP-848: "classic" or "consumer").
 #include "broker/group_service.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
@@ -25,7 +25,7 @@ task<response> list_groups(broker_services& svc, request_context& rc, protocol::
     if (auto code = to_kafka(r.error); code != error_code::none && resp.error_code == error_code::none) resp.error_code = code;
     for (auto& g : r.groups)
       if (all_groups || authorized(svc, rc, acl_operation::describe, resource_type::group, g.group_id))
-        resp.groups.push_back({g.group_id, g.protocol_type, g.state, "classic"});
+        resp.groups.push_back({g.group_id, g.protocol_type, g.state, g.type});
   }
   co_return resp;
 }

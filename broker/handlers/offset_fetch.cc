@@ -14,12 +14,14 @@ namespace {
 
 using tp_list = std::optional<std::vector<groups::topic_partition>>;
 
+/// `member_id` / `member_epoch` (v9+, KIP-848): the consumer group member asking, checked against its epoch.
 task<groups::offset_fetch_result> fetch_one(broker_services& svc, const std::string& group_id, tp_list partitions,
-                                            bool require_stable) {
+                                            bool require_stable, std::optional<std::string> member_id = {},
+                                            int32_t member_epoch = -1) {
   auto s = svc.groups.shard_for(group_id);
   if (!s) co_return groups::offset_fetch_result{groups::group_error::not_coordinator, {}};
-  auto work = [group_id, partitions, require_stable](groups::group_coordinator& c) {
-    return c.offset_fetch(group_id, partitions, require_stable);
+  auto work = [group_id, partitions, require_stable, member_id, member_epoch](groups::group_coordinator& c) {
+    return c.offset_fetch(group_id, partitions, require_stable, member_id, member_epoch);
   };
   co_return co_await group_run(svc.groups, s, std::move(work));
 }
@@ -140,7 +142,7 @@ task<response> offset_fetch(broker_services& svc, request_context& rc, protocol:
         continue;
       }
       const auto denied = take_denied(svc, rc, parts);
-      auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable);
+      auto r = co_await fetch_one(svc, g.group_id, parts, req.require_stable, g.member_id, g.member_epoch);
       if (!g.topics) keep_authorized(svc, rc, r);
       out.error_code = to_kafka(r.error);
       out.topics = by_topic<response::offset_fetch_response_topics, response::offset_fetch_response_partitions>(r.partitions);
