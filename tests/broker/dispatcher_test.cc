@@ -197,6 +197,9 @@ std::map<api_key, probe> probes() {
   p[api_key::describe_topic_partitions] =
       make_probe<describe_topic_partitions_request, describe_topic_partitions_response>();
   p[api_key::list_config_resources] = make_probe<list_config_resources_request, list_config_resources_response>();
+  p[api_key::consumer_group_heartbeat] =
+      make_probe<consumer_group_heartbeat_request, consumer_group_heartbeat_response>();
+  p[api_key::consumer_group_describe] = make_probe<consumer_group_describe_request, consumer_group_describe_response>();
   // On this PLAINTEXT session both SASL APIs answer ILLEGAL_SASL_STATE, as Kafka's KafkaApis does.
   p[api_key::sasl_handshake] = make_probe<sasl_handshake_request, sasl_handshake_response>();
   p[api_key::sasl_authenticate] = make_probe<sasl_authenticate_request, sasl_authenticate_response>();

@@ -21,13 +21,25 @@ OUTSIDE_REFERENCE = {"OffsetCommitKey", "OffsetCommitValue", "GroupMetadataKey",
                      # Kafka 4.x renamed ListClientMetricsResources (key 74, KIP-714) to ListConfigResources and
                      # added v1 (KIP-1142); the reference folder predates it. Checked against kafka-clients
                      # 4.4.0's JSON by hand (issue #21) and by compat/diff against Kafka 4.4.
-                     "ListConfigResourcesRequest", "ListConfigResourcesResponse"}
+                     "ListConfigResourcesRequest", "ListConfigResourcesResponse",
+                     # KIP-848's __consumer_offsets records (Kafka's group-coordinator module, not kafka-clients):
+                     # checked by hand against Apache Kafka's group-coordinator JSON (issue #21).
+                     "ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue", "ConsumerGroupMemberMetadataKey",
+                     "ConsumerGroupMemberMetadataValue", "ConsumerGroupTargetAssignmentMetadataKey",
+                     "ConsumerGroupTargetAssignmentMetadataValue", "ConsumerGroupTargetAssignmentMemberKey",
+                     "ConsumerGroupTargetAssignmentMemberValue", "ConsumerGroupCurrentMemberAssignmentKey",
+                     "ConsumerGroupCurrentMemberAssignmentValue", "ConsumerGroupRegularExpressionKey",
+                     "ConsumerGroupRegularExpressionValue"}
 RENAMED_KEYS = {74: ("ListConfigResources", "ListClientMetricsResources")}  # key: (ours, the reference's)
 
 # Versions newer than the reference folder (an older Kafka's JSON), checked against Apache Kafka 4.4 itself: its
 # ApiVersions answer and its kafka-clients 4.4.0 message classes (javap shows the fields). For these messages the
 # comparison stops at the reference's newest version; fields that start above it must be the ones listed.
 NEWER_THAN_REFERENCE = {
+    "ConsumerGroupDescribeRequest": set(),                    # v1 (KIP-1099: MemberType)
+    "ConsumerGroupDescribeResponse": {"MemberType"},
+    "ConsumerGroupHeartbeatRequest": {"SubscribedTopicRegex"},  # v1 (KIP-848 regex, client-side member ids)
+    "ConsumerGroupHeartbeatResponse": set(),
     "ListTransactionsRequest": {"TransactionalIdPattern"},   # v2, KIP-1152
     "ListTransactionsResponse": set(),
     "WriteTxnMarkersRequest": {"TransactionVersion"},         # v2, KIP-890 part 2

@@ -592,6 +592,13 @@ class PartA:
             ("SyncGroup", 14, {"GroupId": G, "GenerationId": 1, "MemberId": "m-1", "ProtocolType": "consumer",
                                "ProtocolName": "range", "Assignments": []}, {GROUP_AUTH}, {25}),
             ("DescribeGroups", 15, {"Groups": [G], "IncludeAuthorizedOperations": True}, {GROUP_AUTH}, {0}),
+            # KIP-848: admin's join creates a consumer group of its own (the classic ones above stay classic).
+            ("ConsumerGroupHeartbeat", 68, {"GroupId": self.G_JOIN + "-848", "MemberId": "m-848", "MemberEpoch": 0,
+                                            "InstanceId": None, "RackId": None, "RebalanceTimeoutMs": 30000,
+                                            "SubscribedTopicNames": [T], "SubscribedTopicRegex": None,
+                                            "ServerAssignor": None, "TopicPartitions": []}, {GROUP_AUTH}, {0}),
+            ("ConsumerGroupDescribe", 69, {"GroupIds": [self.G_JOIN + "-848"], "IncludeAuthorizedOperations": True},
+             {GROUP_AUTH}, {0}),
             ("ListGroups", 16, {}, ("no groups", lambda r: r["ErrorCode"] == 0 and r["Groups"] == []),
              ("lists %s" % G, lambda r: G in [g["GroupId"] for g in r["Groups"]])),
             ("CreateTopics", 19, {"Topics": [{"Name": self.T_NEW, "NumPartitions": 1, "ReplicationFactor": 1}],
