@@ -12,6 +12,10 @@ namespace {
 
 using heartbeat_result = coordinator_result<consumer_heartbeat_result>;
 
+/// The epoch a new consumer group starts from: its first member's join bumps it to 2, the epoch Kafka 4.4 gives
+/// a new group's first member (compat/diff's consumer_group_heartbeat scenarios).
+constexpr int32_t first_group_epoch = 1;
+
 heartbeat_result heartbeat_error(group_error e, std::string message = {}) {
   heartbeat_result out;
   out.response.error = e;
@@ -98,6 +102,7 @@ std::shared_ptr<group> group_coordinator::consumer_group_for(const consumer_hear
     }
     g = get_or_create(r.group_id, true);
     g->consumer = std::make_unique<consumer_group_state>();
+    g->consumer->group_epoch = g->consumer->assignment_epoch = first_group_epoch;
     g->protocol_type = "consumer";
     log::info("groups: created consumer group {}", r.group_id);
     return g;
@@ -108,6 +113,7 @@ std::shared_ptr<group> group_coordinator::consumer_group_for(const consumer_hear
   if (joining && g->members.empty() && g->pending_members.empty() && g->is(group_state::empty)) {
     records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
     g->consumer = std::make_unique<consumer_group_state>();
+    g->consumer->group_epoch = g->consumer->assignment_epoch = first_group_epoch;
     g->protocol_type = "consumer";
     g->protocol_name.reset();
     g->leader_id.reset();

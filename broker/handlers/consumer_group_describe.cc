@@ -70,7 +70,7 @@ task<response> consumer_group_describe(broker_services& svc, request_context& rc
       pm.client_id = m.client_id;
       pm.client_host = m.client_host;
       pm.subscribed_topic_names = m.subscribed_topic_names;
-      pm.subscribed_topic_regex = m.subscribed_topic_regex;
+      pm.subscribed_topic_regex = m.subscribed_topic_regex.value_or("");  // Kafka: "" when none
       pm.assignment_ = to_assignment(svc, m.assigned);
       auto t = d.target.find(m.member_id);
       pm.target_assignment = to_assignment(svc, t == d.target.end() ? groups::partition_map{} : t->second);

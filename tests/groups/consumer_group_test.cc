@@ -109,17 +109,17 @@ TEST_F(consumer_group_test, first_member_gets_every_partition_with_kafkas_record
   auto r = hb(join_req("m1"));
   EXPECT_EQ(r.error, ge::none);
   EXPECT_EQ(r.member_id, "m1");
-  EXPECT_EQ(r.member_epoch, 1);
+  EXPECT_EQ(r.member_epoch, 2);
   EXPECT_EQ(r.heartbeat_interval_ms, 5000);
   ASSERT_TRUE(r.assignment.has_value());
   EXPECT_EQ(*r.assignment, pm({{tid(1), {0, 1, 2, 3, 4, 5}}}));
   using t = consumer_record_type;
   EXPECT_EQ(types(last_records), (std::vector<t>{t::member_metadata, t::group_metadata, t::target_assignment_member,
                                                  t::target_assignment_metadata, t::current_member_assignment}));
-  EXPECT_EQ(decode_epoch_value(*last_records[1].value).value(), 1);
+  EXPECT_EQ(decode_epoch_value(*last_records[1].value).value(), 2);
   consumer_member m;
   ASSERT_TRUE(decode_current_assignment_value(*last_records[4].value, m));
-  EXPECT_EQ(m.member_epoch, 1);
+  EXPECT_EQ(m.member_epoch, 2);
   EXPECT_EQ(m.previous_member_epoch, 0);
   EXPECT_EQ(m.state, member_state::stable);
   EXPECT_EQ(m.assigned, pm({{tid(1), {0, 1, 2, 3, 4, 5}}}));
@@ -127,9 +127,9 @@ TEST_F(consumer_group_test, first_member_gets_every_partition_with_kafkas_record
   EXPECT_EQ(state(), group_state::stable);
 
   // A plain heartbeat changes nothing: no records, no assignment in the answer.
-  auto again = hb(beat("m1", 1));
+  auto again = hb(beat("m1", 2));
   EXPECT_EQ(again.error, ge::none);
-  EXPECT_EQ(again.member_epoch, 1);
+  EXPECT_EQ(again.member_epoch, 2);
   EXPECT_FALSE(again.assignment.has_value());
   EXPECT_TRUE(last_records.empty());
 }
@@ -137,7 +137,7 @@ TEST_F(consumer_group_test, first_member_gets_every_partition_with_kafkas_record
 TEST_F(consumer_group_test, a_second_member_waits_for_revocation_then_gets_its_half) {
   hb(join_req("m1"));
   auto j2 = hb(join_req("m2"));
-  EXPECT_EQ(j2.member_epoch, 2);
+  EXPECT_EQ(j2.member_epoch, 3);
   ASSERT_TRUE(j2.assignment.has_value());
   EXPECT_TRUE(j2.assignment->empty()) << "its target partitions are still owned by m1";
   EXPECT_EQ(cg().members.at("m2").state, member_state::unreleased_partitions);
@@ -147,22 +147,22 @@ TEST_F(consumer_group_test, a_second_member_waits_for_revocation_then_gets_its_h
   EXPECT_EQ(partition_count(cg().target.at("m1")), 3u);
 
   // m1 is told to give up m2's partitions first, at its current epoch.
-  auto r1 = hb(beat("m1", 1));
-  EXPECT_EQ(r1.member_epoch, 1);
+  auto r1 = hb(beat("m1", 2));
+  EXPECT_EQ(r1.member_epoch, 2);
   ASSERT_TRUE(r1.assignment.has_value());
   EXPECT_EQ(*r1.assignment, cg().target.at("m1"));
   EXPECT_EQ(cg().members.at("m1").state, member_state::unrevoked_partitions);
   EXPECT_EQ(cg().members.at("m1").pending_revocation, target2);
   // While m1 still reports owning them, m2 gets nothing.
-  auto still = hb(beat("m2", 2, partition_map{}));
+  auto still = hb(beat("m2", 3, partition_map{}));
   EXPECT_FALSE(still.assignment.has_value());
-  auto not_yet = hb(beat("m1", 1, pm({{tid(1), {0, 1, 2, 3, 4, 5}}})));
-  EXPECT_EQ(not_yet.member_epoch, 1);
+  auto not_yet = hb(beat("m1", 2, pm({{tid(1), {0, 1, 2, 3, 4, 5}}})));
+  EXPECT_EQ(not_yet.member_epoch, 2);
   // m1 revoked: it moves to epoch 2, stable; m2 then gets its three.
-  auto done = hb(beat("m1", 1, cg().target.at("m1")));
-  EXPECT_EQ(done.member_epoch, 2);
+  auto done = hb(beat("m1", 2, cg().target.at("m1")));
+  EXPECT_EQ(done.member_epoch, 3);
   EXPECT_EQ(cg().members.at("m1").state, member_state::stable);
-  auto r2 = hb(beat("m2", 2, partition_map{}));
+  auto r2 = hb(beat("m2", 3, partition_map{}));
   ASSERT_TRUE(r2.assignment.has_value());
   EXPECT_EQ(*r2.assignment, target2);
   EXPECT_EQ(cg().members.at("m2").state, member_state::stable);
@@ -171,19 +171,19 @@ TEST_F(consumer_group_test, a_second_member_waits_for_revocation_then_gets_its_h
 
 TEST_F(consumer_group_test, epochs_are_checked_as_kafka_does) {
   hb(join_req("m1"));
-  auto ahead = hb(beat("m1", 5));
+  auto ahead = hb(beat("m1", 6));
   EXPECT_EQ(ahead.error, ge::fenced_member_epoch);
   ASSERT_TRUE(ahead.error_message.has_value());
-  EXPECT_NE(ahead.error_message->find("greater member epoch (5)"), std::string::npos);
+  EXPECT_NE(ahead.error_message->find("greater member epoch (6)"), std::string::npos);
   // The previous epoch passes when the member owns no more than it is assigned (the bump's answer was lost).
   hb(join_req("m2"));
-  hb(beat("m1", 1));
-  ASSERT_EQ(hb(beat("m1", 1, cg().target.at("m1"))).member_epoch, 2);
-  EXPECT_EQ(cg().members.at("m1").previous_member_epoch, 1);
-  EXPECT_EQ(hb(beat("m1", 1, cg().target.at("m1"))).error, ge::none);
-  EXPECT_EQ(hb(beat("m1", 1, pm({{tid(2), {0}}}))).error, ge::fenced_member_epoch);
-  EXPECT_EQ(hb(beat("nobody", 1)).error, ge::unknown_member_id);
-  auto other = beat("m1", 1);
+  hb(beat("m1", 2));
+  ASSERT_EQ(hb(beat("m1", 2, cg().target.at("m1"))).member_epoch, 3);
+  EXPECT_EQ(cg().members.at("m1").previous_member_epoch, 2);
+  EXPECT_EQ(hb(beat("m1", 2, cg().target.at("m1"))).error, ge::none);
+  EXPECT_EQ(hb(beat("m1", 2, pm({{tid(2), {0}}}))).error, ge::fenced_member_epoch);
+  EXPECT_EQ(hb(beat("nobody", 2)).error, ge::unknown_member_id);
+  auto other = beat("m1", 2);
   other.group_id = "unknown";
   EXPECT_EQ(hb(other).error, ge::group_id_not_found);
 }
@@ -223,8 +223,8 @@ TEST_F(consumer_group_test, invalid_requests_get_kafkas_errors) {
 TEST_F(consumer_group_test, leaving_bumps_the_epoch_and_the_other_member_takes_everything) {
   hb(join_req("m1"));
   hb(join_req("m2"));
-  hb(beat("m1", 1, cg().target.at("m1")));
-  hb(beat("m2", 2, partition_map{}));
+  hb(beat("m1", 2, cg().target.at("m1")));
+  hb(beat("m2", 3, partition_map{}));
   ASSERT_EQ(cg().state_name(), "Stable");
   auto left = hb(beat("m2", leave_epoch));
   EXPECT_EQ(left.error, ge::none);
@@ -233,32 +233,32 @@ TEST_F(consumer_group_test, leaving_bumps_the_epoch_and_the_other_member_takes_e
   EXPECT_EQ(types(last_records), (std::vector<t>{t::current_member_assignment, t::target_assignment_member,
                                                  t::member_metadata, t::group_metadata}));
   for (size_t i = 0; i < 3; ++i) EXPECT_FALSE(last_records[i].value.has_value()) << "tombstones";
-  EXPECT_EQ(cg().group_epoch, 3);
-  auto r = hb(beat("m1", 2));
-  EXPECT_EQ(r.member_epoch, 3);
+  EXPECT_EQ(cg().group_epoch, 4);
+  auto r = hb(beat("m1", 3));
+  EXPECT_EQ(r.member_epoch, 4);
   ASSERT_TRUE(r.assignment.has_value());
   EXPECT_EQ(*r.assignment, pm({{tid(1), {0, 1, 2, 3, 4, 5}}}));
-  EXPECT_EQ(hb(beat("m2", 2)).error, ge::unknown_member_id);
+  EXPECT_EQ(hb(beat("m2", 3)).error, ge::unknown_member_id);
 }
 
 TEST_F(consumer_group_test, session_and_revocation_deadlines_fence_members) {
   hb(join_req("m1"));
   hb(join_req("m2"));
   advance(44000);
-  hb(beat("m2", 2, partition_map{}));  // m2 keeps its session; m1 stays silent
+  hb(beat("m2", 3, partition_map{}));  // m2 keeps its session; m1 stays silent
   EXPECT_EQ(cg().members.size(), 2u);
   advance(2000);  // m1's 45 s session is over
   EXPECT_EQ(cg().members.size(), 1u);
-  EXPECT_EQ(cg().group_epoch, 3);
-  auto r = hb(beat("m2", 2, partition_map{}));
-  EXPECT_EQ(r.member_epoch, 3);
+  EXPECT_EQ(cg().group_epoch, 4);
+  auto r = hb(beat("m2", 3, partition_map{}));
+  EXPECT_EQ(r.member_epoch, 4);
   EXPECT_EQ(partition_count(*r.assignment), 6u);
 
   // A member that does not revoke within its rebalance timeout is fenced too.
   auto j = join_req("m3");
   j.rebalance_timeout_ms = 1000;
   hb(j);
-  auto m2 = hb(beat("m2", 3));
+  auto m2 = hb(beat("m2", 4));
   EXPECT_EQ(cg().members.at("m2").state, member_state::unrevoked_partitions);
   advance(1500);
   EXPECT_EQ(cg().members.count("m2"), 1u) << "m2's rebalance timeout is 30 s";
@@ -270,14 +270,14 @@ TEST_F(consumer_group_test, session_and_revocation_deadlines_fence_members) {
 TEST_F(consumer_group_test, static_member_leaves_temporarily_and_comes_back_under_a_new_id) {
   hb(join_req("a1", {"t"}, "inst-a"));
   hb(join_req("b1", {"t"}, "inst-b"));
-  hb(beat("a1", 1, cg().target.at("a1")));
-  hb(beat("b1", 2, partition_map{}));
+  hb(beat("a1", 2, cg().target.at("a1")));
+  hb(beat("b1", 3, partition_map{}));
   const auto a_parts = cg().members.at("a1").assigned;
   ASSERT_EQ(partition_count(a_parts), 3u);
 
   auto busy = hb(join_req("a2", {"t"}, "inst-a"));
   EXPECT_EQ(busy.error, ge::unreleased_instance_id);
-  auto fenced = beat("a9", 2);
+  auto fenced = beat("a9", 3);
   fenced.instance_id = "inst-a";
   EXPECT_EQ(hb(fenced).error, ge::fenced_instance_id);
 
@@ -285,14 +285,14 @@ TEST_F(consumer_group_test, static_member_leaves_temporarily_and_comes_back_unde
   leave.instance_id = "inst-a";
   auto l = hb(leave);
   EXPECT_EQ(l.member_epoch, -2);
-  EXPECT_EQ(cg().group_epoch, 2) << "a temporary leave does not rebalance";
+  EXPECT_EQ(cg().group_epoch, 3) << "a temporary leave does not rebalance";
   auto back = hb(join_req("a2", {"t"}, "inst-a"));
   EXPECT_EQ(back.error, ge::none);
-  EXPECT_EQ(back.member_epoch, 2);
+  EXPECT_EQ(back.member_epoch, 3);
   ASSERT_TRUE(back.assignment.has_value());
   EXPECT_EQ(*back.assignment, a_parts) << "the new id keeps the instance's partitions";
   EXPECT_EQ(cg().members.count("a1"), 0u);
-  EXPECT_EQ(cg().group_epoch, 2);
+  EXPECT_EQ(cg().group_epoch, 3);
 }
 
 TEST_F(consumer_group_test, regex_subscriptions_follow_topics) {
@@ -306,18 +306,18 @@ TEST_F(consumer_group_test, regex_subscriptions_follow_topics) {
   EXPECT_EQ(cg().regexes.at("t.*").topics, (std::set<std::string>{"t", "t2"}));
   // A new matching topic bumps the epoch at the next heartbeat; so does a partition added to a subscribed topic.
   topics["t3"] = {"t3", tid(4), 1};
-  auto r2 = hb(beat("m1", 1));
-  EXPECT_EQ(r2.member_epoch, 2);
+  auto r2 = hb(beat("m1", 2));
+  EXPECT_EQ(r2.member_epoch, 3);
   EXPECT_EQ(partition_count(*r2.assignment), 9u);
   topics["t"].partitions = 8;
-  EXPECT_EQ(partition_count(*hb(beat("m1", 2)).assignment), 11u);
+  EXPECT_EQ(partition_count(*hb(beat("m1", 3)).assignment), 11u);
 }
 
 TEST_F(consumer_group_test, a_reloaded_coordinator_holds_the_same_group) {
   hb(join_req("m1"));
   hb(join_req("m2", {"t", "t2"}, "inst-2"));
-  hb(beat("m1", 1, cg().target.at("m1")));
-  hb(beat("m2", 2, partition_map{}));
+  hb(beat("m1", 2, cg().target.at("m1")));
+  hb(beat("m2", 3, partition_map{}));
   auto before = gc->describe_consumer_group("g");
   make();
   install_topics();
@@ -345,7 +345,7 @@ TEST_F(consumer_group_test, offsets_use_member_epochs) {
   offset_commit_request c;
   c.group_id = "g";
   c.member_id = "m1";
-  c.generation_id = 1;
+  c.generation_id = 2;
   c.api_version = 9;
   c.partitions.push_back({{"t", 0}, 42, -1, "", -1, tid(1)});
   auto ok = commit(c);
@@ -353,7 +353,7 @@ TEST_F(consumer_group_test, offsets_use_member_epochs) {
   EXPECT_EQ((*ok)->partitions[0].error, ge::none);
   c.generation_id = 7;
   EXPECT_EQ((*commit(c))->partitions[0].error, ge::stale_member_epoch);
-  c.generation_id = 1;
+  c.generation_id = 2;
   c.api_version = 8;
   EXPECT_EQ((*commit(c))->partitions[0].error, ge::unsupported_version);
   c.api_version = 9;
@@ -363,9 +363,9 @@ TEST_F(consumer_group_test, offsets_use_member_epochs) {
   c.generation_id = -1;
   EXPECT_EQ((*commit(c))->partitions[0].error, ge::unknown_member_id) << "admin commits only into an empty group";
 
-  EXPECT_EQ(gc->offset_fetch("g", std::nullopt, false, std::string("m1"), 1).partitions.at(0).offset, 42);
+  EXPECT_EQ(gc->offset_fetch("g", std::nullopt, false, std::string("m1"), 2).partitions.at(0).offset, 42);
   EXPECT_EQ(gc->offset_fetch("g", std::nullopt, false, std::string("m1"), 3).error, ge::stale_member_epoch);
-  EXPECT_EQ(gc->offset_fetch("g", std::nullopt, false, std::string("x"), 1).error, ge::unknown_member_id);
+  EXPECT_EQ(gc->offset_fetch("g", std::nullopt, false, std::string("x"), 2).error, ge::unknown_member_id);
   EXPECT_EQ(gc->offset_fetch("g", std::nullopt).partitions.at(0).offset, 42) << "admin fetches need no member";
 }
 
