@@ -23,6 +23,14 @@ heartbeat_result heartbeat_error(group_error e, std::string message = {}) {
   return out;
 }
 
+/// The answer when a heartbeat's records could not be appended: the append's error as Kafka's coordinator service
+/// normalises write errors (the same mapping as TxnOffsetCommit's).
+consumer_heartbeat_result heartbeat_append_failed(group_error e) {
+  consumer_heartbeat_result res;
+  res.error = map_txn_offset_append_error(e);
+  return res;
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -306,11 +314,7 @@ heartbeat_result group_coordinator::consumer_group_heartbeat(consumer_heartbeat_
 
   heartbeat_result out;
   out.records = std::move(records);
-  out.failed = [](group_error e) {
-    consumer_heartbeat_result res;
-    res.error = map_txn_offset_append_error(e);  // Kafka's coordinator service normalises write errors alike
-    return res;
-  };
+  out.failed = heartbeat_append_failed;
   out.response.member_id = cur.member_id;
   out.response.member_epoch = cur.member_epoch;
   out.response.heartbeat_interval_ms = config_.consumer_heartbeat_interval_ms;
@@ -344,11 +348,7 @@ heartbeat_result group_coordinator::consumer_leave(group& g, const consumer_hear
       out.records.push_back(current_assignment_record(g.id, m));
       out.response.member_id = member_id;
       out.response.member_epoch = static_leave_epoch;
-      out.failed = [](group_error e) {
-        consumer_heartbeat_result res;
-        res.error = map_txn_offset_append_error(e);
-        return res;
-      };
+      out.failed = heartbeat_append_failed;
       log::info("groups: static member {} (instance {}) of group {} left temporarily", member_id, *r.instance_id, g.id);
       return out;
     }
@@ -360,11 +360,7 @@ heartbeat_result group_coordinator::consumer_leave(group& g, const consumer_hear
   fence_consumer_member(g, member_id, out.records);
   out.response.member_id = member_id;
   out.response.member_epoch = r.member_epoch;
-  out.failed = [](group_error e) {
-    consumer_heartbeat_result res;
-    res.error = map_txn_offset_append_error(e);
-    return res;
-  };
+  out.failed = heartbeat_append_failed;
   log::info("groups: member {} left consumer group {}", member_id, g.id);
   return out;
 }

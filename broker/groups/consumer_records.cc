@@ -2,6 +2,7 @@
 
 #include <span>
 
+#include "broker/groups/record_codec.h"
 #include "protocol/messages/consumer_offsets.h"
 #include "protocol/reader.h"
 
@@ -12,14 +13,6 @@ namespace {
 namespace p = ::sluice::protocol;
 
 constexpr int16_t value_version = 0;
-
-template <typename Msg>
-bytes encode_versioned(const Msg& msg, int16_t version) {
-  p::writer w(2 + msg.encoded_size(version));
-  w.write_int16(version);
-  msg.encode(w, version);
-  return w.finish().bytes;
-}
 
 template <typename Msg>
 result<Msg> decode_value(const bytes& b, const char* what) {
@@ -63,8 +56,10 @@ partition_map from_entries(const std::vector<Entry>& entries) {
   return m;
 }
 
-p::consumer_group_metadata_key group_key(const std::string& group) {
-  p::consumer_group_metadata_key k;
+/// A key naming a group only (types 3, 6).
+template <typename Key = p::consumer_group_metadata_key>
+Key group_key(const std::string& group) {
+  Key k;
   k.group_id = group;
   return k;
 }
@@ -110,30 +105,12 @@ group_record group_epoch_tombstone(const std::string& group) {
 
 namespace {
 
-p::consumer_group_member_metadata_key member_key(const std::string& group, const std::string& member_id) {
-  p::consumer_group_member_metadata_key k;
+/// A key naming a group and one of its members (types 5, 7, 8).
+template <typename Key>
+Key member_key(const std::string& group, const std::string& member_id) {
+  Key k;
   k.group_id = group;
   k.member_id = member_id;
-  return k;
-}
-
-p::consumer_group_target_assignment_member_key target_key(const std::string& group, const std::string& member_id) {
-  p::consumer_group_target_assignment_member_key k;
-  k.group_id = group;
-  k.member_id = member_id;
-  return k;
-}
-
-p::consumer_group_current_member_assignment_key current_key(const std::string& group, const std::string& member_id) {
-  p::consumer_group_current_member_assignment_key k;
-  k.group_id = group;
-  k.member_id = member_id;
-  return k;
-}
-
-p::consumer_group_target_assignment_metadata_key target_epoch_key(const std::string& group) {
-  p::consumer_group_target_assignment_metadata_key k;
-  k.group_id = group;
   return k;
 }
 
@@ -156,35 +133,35 @@ group_record member_subscription_record(const std::string& group, const consumer
   v.subscribed_topic_regex = m.subscribed_topic_regex;
   v.rebalance_timeout_ms = m.rebalance_timeout_ms;
   v.server_assignor = m.server_assignor;
-  return {key_bytes(consumer_record_type::member_metadata, member_key(group, m.member_id)),
+  return {key_bytes(consumer_record_type::member_metadata, member_key<p::consumer_group_member_metadata_key>(group, m.member_id)),
           encode_versioned(v, value_version)};
 }
 
 group_record member_subscription_tombstone(const std::string& group, const std::string& member_id) {
-  return {key_bytes(consumer_record_type::member_metadata, member_key(group, member_id)), std::nullopt};
+  return {key_bytes(consumer_record_type::member_metadata, member_key<p::consumer_group_member_metadata_key>(group, member_id)), std::nullopt};
 }
 
 group_record target_assignment_epoch_record(const std::string& group, int32_t epoch) {
   p::consumer_group_target_assignment_metadata_value v;
   v.assignment_epoch = epoch;
-  return {key_bytes(consumer_record_type::target_assignment_metadata, target_epoch_key(group)),
+  return {key_bytes(consumer_record_type::target_assignment_metadata, group_key<p::consumer_group_target_assignment_metadata_key>(group)),
           encode_versioned(v, value_version)};
 }
 
 group_record target_assignment_epoch_tombstone(const std::string& group) {
-  return {key_bytes(consumer_record_type::target_assignment_metadata, target_epoch_key(group)), std::nullopt};
+  return {key_bytes(consumer_record_type::target_assignment_metadata, group_key<p::consumer_group_target_assignment_metadata_key>(group)), std::nullopt};
 }
 
 group_record target_assignment_record(const std::string& group, const std::string& member_id,
                                       const partition_map& partitions) {
   p::consumer_group_target_assignment_member_value v;
   v.topic_partitions_ = to_entries<p::consumer_group_target_assignment_member_value::topic_partitions>(partitions);
-  return {key_bytes(consumer_record_type::target_assignment_member, target_key(group, member_id)),
+  return {key_bytes(consumer_record_type::target_assignment_member, member_key<p::consumer_group_target_assignment_member_key>(group, member_id)),
           encode_versioned(v, value_version)};
 }
 
 group_record target_assignment_tombstone(const std::string& group, const std::string& member_id) {
-  return {key_bytes(consumer_record_type::target_assignment_member, target_key(group, member_id)), std::nullopt};
+  return {key_bytes(consumer_record_type::target_assignment_member, member_key<p::consumer_group_target_assignment_member_key>(group, member_id)), std::nullopt};
 }
 
 group_record current_assignment_record(const std::string& group, const consumer_member& m) {
@@ -195,12 +172,12 @@ group_record current_assignment_record(const std::string& group, const consumer_
   v.state = static_cast<int8_t>(m.state);
   v.assigned_partitions = to_entries<entry>(m.assigned);
   v.partitions_pending_revocation = to_entries<entry>(m.pending_revocation);
-  return {key_bytes(consumer_record_type::current_member_assignment, current_key(group, m.member_id)),
+  return {key_bytes(consumer_record_type::current_member_assignment, member_key<p::consumer_group_current_member_assignment_key>(group, m.member_id)),
           encode_versioned(v, value_version)};
 }
 
 group_record current_assignment_tombstone(const std::string& group, const std::string& member_id) {
-  return {key_bytes(consumer_record_type::current_member_assignment, current_key(group, member_id)), std::nullopt};
+  return {key_bytes(consumer_record_type::current_member_assignment, member_key<p::consumer_group_current_member_assignment_key>(group, member_id)), std::nullopt};
 }
 
 group_record regex_record(const std::string& group, const std::string& regex, const resolved_regex& r) {

@@ -18,15 +18,6 @@ constexpr int16_t offset_commit_value_version = 4;  // Kafka 4.4: flexible, the 
 constexpr int16_t offset_commit_value_expire_version = 1;  // the only one with an expire timestamp
 constexpr int16_t group_metadata_value_version = 3;
 
-/// int16 `version`, then `msg` encoded at that version.
-template <typename Msg>
-bytes encode_versioned(const Msg& msg, int16_t version) {
-  p::writer w(2 + msg.encoded_size(version));
-  w.write_int16(version);
-  msg.encode(w, version);
-  return w.finish().bytes;
-}
-
 /// Decodes the struct that follows the version prefix (at `version`) from `r`; false on a malformed body.
 /// Trailing bytes are not an error (Kafka's record readers ignore them too).
 template <typename Msg>

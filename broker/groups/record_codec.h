@@ -40,6 +40,16 @@ class kafka_writer {
   protocol::writer w_;
 };
 
+/// int16 `version`, then `msg` (a generated record struct) encoded at that version: Kafka's layout of every
+/// __consumer_offsets key and value.
+template <typename Msg>
+bytes encode_versioned(const Msg& msg, int16_t version) {
+  protocol::writer w(2 + msg.encoded_size(version));
+  w.write_int16(version);
+  msg.encode(w, version);
+  return w.finish().bytes;
+}
+
 struct offset_commit_key {
   std::string group;
   std::string topic;

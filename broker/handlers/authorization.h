@@ -28,6 +28,11 @@ inline bool cluster_authorized(const broker_services& svc, const request_context
   return authorized(svc, rc, op, resource_type::cluster, security::cluster_resource_name);
 }
 
+/// KIP-430 authorized operations of a group without an authorizer (every operation a group has): READ (3), DELETE (6),
+/// DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), as bits; Kafka 4.4 answers 3400. DescribeGroups and
+/// ConsumerGroupDescribe.
+inline constexpr int32_t group_operations = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
+
 /// Kafka's authorized-operations bit field (KIP-430) of the resource for the session; `all_supported` (the
 /// operations of the type) without an authorizer, as Kafka answers then.
 inline int32_t authorized_operations(const broker_services& svc, const request_context& rc, resource_type type,

@@ -13,10 +13,6 @@ using response = protocol::consumer_group_describe_response;
 
 namespace {
 
-/// Kafka's group operations without an authorizer (describe_groups.cc): READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS,
-/// ALTER_CONFIGS.
-constexpr int32_t kGroupOperations = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
-
 response::assignment to_assignment(broker_services& svc, const groups::partition_map& m) {
   response::assignment a;
   for (const auto& [topic, parts] : m) {
@@ -78,7 +74,7 @@ task<response> consumer_group_describe(broker_services& svc, request_context& rc
       out.members.push_back(std::move(pm));
     }
     if (req.include_authorized_operations) {
-      out.authorized_operations = authorized_operations(svc, rc, resource_type::group, id, kGroupOperations);
+      out.authorized_operations = authorized_operations(svc, rc, resource_type::group, id, group_operations);
     }
     resp.groups.push_back(std::move(out));
   }

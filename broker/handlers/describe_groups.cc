@@ -8,12 +8,6 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 using response = protocol::describe_groups_response;
 
-namespace {
-/// KIP-430 authorized operations of a group without an authorizer (every operation a group has): READ (3),
-/// DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), as bits; Kafka 4.4 answers 3400.
-constexpr int32_t kGroupOperations = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
-}  // namespace
-
 task<response> describe_groups(broker_services& svc, request_context& rc, protocol::describe_groups_request& req) {
   response resp;
   for (const auto& id : req.groups) {
@@ -45,7 +39,7 @@ task<response> describe_groups(broker_services& svc, request_context& rc, protoc
     out.protocol_type = d.protocol_type;
     out.protocol_data = d.protocol;
     // Kafka fills the operations of the groups it answered without an error (v3+, when asked).
-    if (req.include_authorized_operations && out.error_code == error_code::none) out.authorized_operations = authorized_operations(svc, rc, resource_type::group, id, kGroupOperations);
+    if (req.include_authorized_operations && out.error_code == error_code::none) out.authorized_operations = authorized_operations(svc, rc, resource_type::group, id, group_operations);
     for (auto& m : d.members) {
       out.members.push_back({m.member_id, m.group_instance_id, m.client_id, m.client_host, std::move(m.metadata),
                              std::move(m.assignment)});
