@@ -123,14 +123,29 @@ consumer_member next_assignment(const consumer_member& member, int32_t epoch_if_
   }
   consumer_member next = member;
   next.pending_revocation.clear();
+  // Assignment epochs: kept and revoking partitions keep theirs, added ones get the epoch they come with.
+  auto epochs_for = [&](const partition_map& kept, const partition_map& added, int32_t added_epoch) {
+    std::map<topic_uuid, std::map<int32_t, int32_t>> out;
+    for (const auto& [t, ps] : kept) {
+      for (int32_t p : ps) out[t][p] = member.assignment_epoch_of(t, p).value_or(member.member_epoch);
+    }
+    for (const auto& [t, ps] : added) {
+      for (int32_t p : ps) out[t][p] = added_epoch;
+    }
+    return out;
+  };
   if (!revoke.empty() && still_owns(owned, revoke)) {
     next.state = member_state::unrevoked_partitions;
     next.previous_member_epoch = next.member_epoch;  // Kafka's updateMemberEpoch, even when unchanged
     next.member_epoch = epoch_if_revoking;
+    partition_map owned_now = keep;
+    for (const auto& [t, ps] : revoke) owned_now[t].insert(ps.begin(), ps.end());
+    next.partition_epochs = epochs_for(owned_now, {}, 0);
     next.assigned = std::move(keep);
     next.pending_revocation = std::move(revoke);
     return next;
   }
+  next.partition_epochs = epochs_for(keep, add, target_epoch);
   for (auto& [t, ps] : add) keep[t].insert(ps.begin(), ps.end());
   next.state = unreleased ? member_state::unreleased_partitions : member_state::stable;
   next.previous_member_epoch = next.member_epoch;

@@ -52,6 +52,18 @@ struct consumer_member {
   member_state state = member_state::stable;
   partition_map assigned;             // what the member may own now (sent in heartbeat answers)
   partition_map pending_revocation;   // what it still owns and must release
+  /// The member epoch at which each partition of `assigned` and `pending_revocation` was assigned to it (KIP-1251's
+  /// assignment epochs): an OffsetCommit with an older member epoch is accepted for a partition assigned at or before
+  /// it. Not persisted: a reloaded member's partitions count from its current epoch.
+  std::map<topic_uuid, std::map<int32_t, int32_t>> partition_epochs;
+  /// The epoch at which `partition` was assigned (assigned or pending revocation), or none.
+  std::optional<int32_t> assignment_epoch_of(const topic_uuid& topic, int32_t partition) const {
+    auto t = partition_epochs.find(topic);
+    if (t == partition_epochs.end()) return std::nullopt;
+    auto p = t->second.find(partition);
+    if (p == t->second.end()) return std::nullopt;
+    return p->second;
+  }
   // Deadlines on the monotonic clock: the session (any heartbeat restarts it) and, in
   // unrevoked_partitions, the revocation (rebalance timeout).
   std::optional<int64_t> session_deadline;

@@ -479,18 +479,38 @@ void group_coordinator::update_target_assignment(group& g, std::vector<group_rec
 // ---------------------------------------------------------------------------------------------------
 // Offsets of consumer groups
 
-std::optional<group_error> group_coordinator::validate_consumer_commit(const group& g, int32_t member_epoch,
-                                                                       const std::string& member_id,
-                                                                       bool transactional,
-                                                                       int16_t api_version) const {
+std::optional<group_error> group_coordinator::validate_consumer_txn_commit(const group& g, int32_t member_epoch,
+                                                                           const std::string& member_id) const {
   const auto& cg = *g.consumer;
-  // Epoch -1: the admin client or a consumer without group management, accepted while the group is empty.
+  // Epoch -1: a producer whose consumer does not use group management, accepted while the group is empty.
   if (member_epoch < 0 && cg.members.empty()) return std::nullopt;
   auto it = cg.members.find(member_id);
   if (it == cg.members.end()) return group_error::unknown_member_id;
-  if (!transactional && api_version < 9) return group_error::unsupported_version;
-  if (member_epoch != it->second.member_epoch) return group_error::stale_member_epoch;
+  if (member_epoch != it->second.member_epoch) return group_error::illegal_generation;  // Kafka's transactional rule
   return std::nullopt;
+}
+
+std::vector<group_error> group_coordinator::consumer_commit_errors(const group& g, const offset_commit_request& r) const {
+  std::vector<group_error> out(r.partitions.size(), group_error::none);
+  auto all = [&](group_error e) {
+    std::fill(out.begin(), out.end(), e);
+    return out;
+  };
+  const auto& cg = *g.consumer;
+  if (r.generation_id < 0 && cg.members.empty()) return out;
+  auto it = cg.members.find(r.member_id);
+  if (it == cg.members.end()) return all(group_error::unknown_member_id);
+  const consumer_member& m = it->second;
+  if (r.api_version < 9) return all(group_error::unsupported_version);
+  if (r.generation_id == m.member_epoch) return out;
+  if (r.generation_id > m.member_epoch) return all(group_error::stale_member_epoch);
+  // KIP-1251 (Kafka 4.4): an older epoch may commit a partition the member held at that epoch already (assigned,
+  // or pending revocation), so a commit racing an epoch bump is not refused.
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    auto since = m.assignment_epoch_of(r.partitions[i].topic_id, r.partitions[i].tp.partition);
+    if (!since || r.generation_id < *since) out[i] = group_error::stale_member_epoch;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -619,6 +639,11 @@ void group_coordinator::finish_loading_consumer_groups() {
       m.session_deadline = now + config_.consumer_session_timeout_ms;
       if (m.state == member_state::unrevoked_partitions) m.revocation_deadline = now + std::max(m.rebalance_timeout_ms, 0);
       if (m.instance_id) cg.static_members[*m.instance_id] = mid;
+      for (const partition_map* owned : {&m.assigned, &m.pending_revocation}) {
+        for (const auto& [t, ps] : *owned) {
+          for (int32_t p : ps) m.partition_epochs[t][p] = m.member_epoch;  // assignment epochs are not persisted
+        }
+      }
       cg.members[mid] = std::move(m);
     }
     for (auto& [mid, t] : lg.target) {

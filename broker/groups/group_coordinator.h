@@ -250,8 +250,10 @@ class group_coordinator {
   void remove_pending_member_and_update_group(group& g, const std::string& member_id);
 
   // offsets.cc: commits and offset retention.
+  /// `refused`: per request partition, an error to answer instead of storing it (none: store).
   coordinator_result<offset_commit_result> store_offsets(const std::shared_ptr<group>& g, offset_commit_request& r,
-                                                         group_error (*map_error)(group_error) = map_offset_append_error);
+                                                         group_error (*map_error)(group_error) = map_offset_append_error,
+                                                         const std::vector<group_error>& refused = {});
   std::vector<topic_partition> expired_offsets(group& g, int64_t now_wall) const;
   void expire_offsets();
 
@@ -281,9 +283,13 @@ class group_coordinator {
   bool refresh_subscription(group& g);
   /// Runs the assignor for the group epoch and records the changed targets and the new assignment epoch.
   void update_target_assignment(group& g, std::vector<group_record>& records);
-  /// Kafka's ConsumerGroup.validateOffsetCommit / validateOffsetFetch.
-  std::optional<group_error> validate_consumer_commit(const group& g, int32_t member_epoch, const std::string& member_id,
-                                                      bool transactional, int16_t api_version) const;
+  /// TxnOffsetCommit into a consumer group (Kafka's ConsumerGroup.validateOffsetCommit, transactional): UNKNOWN_MEMBER_ID,
+  /// ILLEGAL_GENERATION for another epoch; epoch -1 into an empty group passes.
+  std::optional<group_error> validate_consumer_txn_commit(const group& g, int32_t member_epoch,
+                                                          const std::string& member_id) const;
+  /// OffsetCommit into a consumer group: each partition's error (none, or the whole request's UNKNOWN_MEMBER_ID,
+  /// UNSUPPORTED_VERSION, STALE_MEMBER_EPOCH; an older epoch passes per partition by its assignment epoch, KIP-1251).
+  std::vector<group_error> consumer_commit_errors(const group& g, const offset_commit_request& r) const;
   /// Loading: one KIP-848 record into the replay buffers; then the groups they describe.
   void load_consumer_record(const consumer_record_key& k, const std::optional<bytes>& value);
   void finish_loading_consumer_groups();

@@ -49,8 +49,7 @@ coordinator_result<offset_commit_result> group_coordinator::offset_commit(offset
   }
   if (g->is_consumer() && !g->is(group_state::dead)) {
     // KIP-848: the member's epoch instead of a generation (Kafka's ConsumerGroup.validateOffsetCommit).
-    if (auto v = validate_consumer_commit(*g, r.generation_id, r.member_id, false, r.api_version)) return all(*v);
-    return store_offsets(g, r);
+    return store_offsets(g, r, map_offset_append_error, consumer_commit_errors(*g, r));
   }
   if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, false)) return all(*v);
   switch (g->state) {
@@ -87,10 +86,7 @@ coordinator_result<offset_commit_result> group_coordinator::txn_offset_commit(tx
   // Kafka 4.x ClassicGroup.validateOffsetCommit(isTransactional = true). Unlike OffsetCommit, no
   // REBALANCE_IN_PROGRESS while CompletingRebalance and no session refresh.
   if (g->is_consumer() && !g->is(group_state::dead)) {
-    if (auto v = validate_consumer_commit(*g, r.generation_id, r.member_id, true, 0)) {
-      // Kafka's transactional rules: a stale epoch is ILLEGAL_GENERATION for TxnOffsetCommit.
-      return all(*v == group_error::stale_member_epoch ? group_error::illegal_generation : *v);
-    }
+    if (auto v = validate_consumer_txn_commit(*g, r.generation_id, r.member_id)) return all(*v);
   } else if (auto v = validate_commit(*g, r.generation_id, r.member_id, r.group_instance_id, true)) {
     return all(*v);
   }
@@ -108,18 +104,23 @@ coordinator_result<offset_commit_result> group_coordinator::txn_offset_commit(tx
 
 coordinator_result<offset_commit_result> group_coordinator::store_offsets(const std::shared_ptr<group>& g,
                                                                           offset_commit_request& r,
-                                                                          group_error (*map_error)(group_error)) {
+                                                                          group_error (*map_error)(group_error),
+                                                                          const std::vector<group_error>& refused) {
   int64_t now_wall = wall();
-  std::vector<bool> valid(r.partitions.size());
+  std::vector<group_error> own(r.partitions.size(), group_error::none);  // an error of its own: not stored
   std::vector<topic_partition> tps;
   coordinator_result<offset_commit_result> out;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const auto& p = r.partitions[i];
     tps.push_back(p.tp);
     std::string metadata = p.metadata.value_or("");
-    valid[i] = static_cast<int64_t>(metadata.size()) <= config_.offset_metadata_max_bytes;
-    out.response.partitions.push_back({p.tp, valid[i] ? group_error::none : group_error::offset_metadata_too_large});
-    if (!valid[i]) continue;
+    if (i < refused.size() && refused[i] != group_error::none) {
+      own[i] = refused[i];
+    } else if (static_cast<int64_t>(metadata.size()) > config_.offset_metadata_max_bytes) {
+      own[i] = group_error::offset_metadata_too_large;
+    }
+    out.response.partitions.push_back({p.tp, own[i]});
+    if (own[i] != group_error::none) continue;
     const int64_t commit_timestamp = p.commit_timestamp_ms == -1 ? now_wall : p.commit_timestamp_ms;
     std::optional<int64_t> expire_timestamp;
     if (r.retention_time_ms != -1) expire_timestamp = now_wall + r.retention_time_ms;
@@ -130,14 +131,15 @@ coordinator_result<offset_commit_result> group_coordinator::store_offsets(const 
     g->pending_offset_commits[p.tp] += 1;
   }
   if (out.records.empty()) return out;
-  out.failed = [g, valid = std::move(valid), tps = std::move(tps), map_error](group_error e) {
+  out.failed = [g, own = std::move(own), tps = std::move(tps), map_error](group_error e) {
     offset_commit_result res;
     for (size_t i = 0; i < tps.size(); ++i) {
-      if (valid[i]) {
+      const bool stored = own[i] == group_error::none;
+      if (stored) {
         auto it = g->pending_offset_commits.find(tps[i]);
         if (it != g->pending_offset_commits.end() && --it->second <= 0) g->pending_offset_commits.erase(it);
       }
-      res.partitions.push_back({tps[i], valid[i] ? map_error(e) : group_error::offset_metadata_too_large});
+      res.partitions.push_back({tps[i], stored ? map_error(e) : own[i]});
     }
     return res;
   };

@@ -369,6 +369,31 @@ TEST_F(consumer_group_test, offsets_use_member_epochs) {
   EXPECT_EQ(gc->offset_fetch("g", std::nullopt).partitions.at(0).offset, 42) << "admin fetches need no member";
 }
 
+TEST_F(consumer_group_test, a_commit_racing_an_epoch_bump_passes_for_partitions_held_at_its_epoch) {
+  hb(join_req("m1"));  // epoch 2, all six partitions
+  hb(join_req("m2"));  // epoch 3
+  hb(beat("m1", 2));   // told to revoke m2's three
+  ASSERT_EQ(hb(beat("m1", 2, cg().target.at("m1"))).member_epoch, 3);
+  const auto kept = cg().target.at("m1").at(tid(1));
+  const auto given = cg().target.at("m2").at(tid(1));
+  // KIP-1251 (Kafka 4.4): the commit still carries epoch 2; the partitions m1 kept were held since epoch 2.
+  offset_commit_request c;
+  c.group_id = "g";
+  c.member_id = "m1";
+  c.generation_id = 2;
+  c.api_version = 9;
+  c.partitions.push_back({{"t", *kept.begin()}, 5, -1, "", -1, tid(1)});
+  c.partitions.push_back({{"t", *given.begin()}, 5, -1, "", -1, tid(1)});
+  auto r = commit(c);
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->partitions[0].error, ge::none) << "held since epoch 2";
+  EXPECT_EQ((*r)->partitions[1].error, ge::stale_member_epoch) << "no longer m1's";
+  EXPECT_EQ(gc->offset_fetch("g", std::nullopt).partitions.size(), 1u) << "only the accepted one is stored";
+  c.generation_id = 1;
+  c.partitions.pop_back();
+  EXPECT_EQ((*commit(c))->partitions[0].error, ge::stale_member_epoch) << "older than its assignment epoch";
+}
+
 TEST_F(consumer_group_test, empty_groups_convert_between_classic_and_consumer) {
   offset_commit_request c;
   c.group_id = "g";

@@ -32,7 +32,7 @@ class Member(threading.Thread):
         self.conf = {"bootstrap.servers": bootstrap, "group.id": GROUP, "group.protocol": "consumer",
                      "client.id": "kip848-" + name, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
         self.owned, self.consumed, self.revoked_at = set(), [], []
-        self.stop, self.failure = threading.Event(), None
+        self.stop, self.failure, self.commit_failures = threading.Event(), None, 0
 
     def run(self):
         deadline = time.time() + 180  # bounded: never more than 3 minutes
@@ -56,7 +56,10 @@ class Member(threading.Thread):
                 good = [m for m in msgs if m.error() is None]
                 if good:
                     self.consumed.append((time.time(), len(good)))
-                    c.commit(asynchronous=False)
+                    try:
+                        c.commit(asynchronous=False)
+                    except self.ck.KafkaException:
+                        self.commit_failures += 1  # raced an epoch bump; the next commit covers it
             c.close()
         except Exception as e:  # reported by the test
             self.failure = e
@@ -133,6 +136,7 @@ def main(broker, check, args):
     for m in members:
         m.join(60)
         check.true(m.failure is None, "%s ran without error (%s)" % (m.name, m.failure))
+        print("COMMIT_FAILURES %s %d" % (m.name, m.commit_failures))
 
     parts = [ck.TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
     probe = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": GROUP, "enable.auto.commit": False})
