@@ -63,6 +63,11 @@ const std::map<std::string, std::string>& defaults() {
       {"offsets.retention.minutes", "10080"},
       {"offsets.retention.check.interval.ms", "600000"},
       {"offset.metadata.max.bytes", "4096"},
+      // KIP-848 consumer groups (broker/groups/consumer_heartbeat.cc)
+      {"group.consumer.session.timeout.ms", "45000"},
+      {"group.consumer.heartbeat.interval.ms", "5000"},
+      {"group.consumer.max.size", "2147483647"},
+      {"group.consumer.assignors", "uniform,range"},
       // transaction coordinator (KIP-98; broker/txn_service.cc)
       {"transaction.state.log.num.partitions", "50"},
       {"transaction.state.log.replication.factor", "3"},
@@ -180,6 +185,8 @@ int8_t type_of(const std::string& key) {
       {"group.initial.rebalance.delay.ms", I}, {"group.min.session.timeout.ms", I},
       {"group.max.session.timeout.ms", I}, {"group.max.size", I}, {"offsets.retention.minutes", I},
       {"offsets.retention.check.interval.ms", L}, {"offset.metadata.max.bytes", I},
+      {"group.consumer.session.timeout.ms", I}, {"group.consumer.heartbeat.interval.ms", I},
+      {"group.consumer.max.size", I}, {"group.consumer.assignors", LIST},
       {"transaction.state.log.num.partitions", I}, {"transaction.state.log.replication.factor", H},
       {"transaction.state.log.min.isr", I}, {"transaction.max.timeout.ms", I}, {"transactional.id.expiration.ms", I},
       {"transaction.abort.timed.out.transaction.cleanup.interval.ms", I},
@@ -498,6 +505,9 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
                                group_key{"offsets.retention.minutes", 1, INT32_MAX},
                                group_key{"offsets.retention.check.interval.ms", 1, INT64_MAX},
                                group_key{"offset.metadata.max.bytes", 0, INT32_MAX},
+                               group_key{"group.consumer.session.timeout.ms", 1, INT32_MAX},
+                               group_key{"group.consumer.heartbeat.interval.ms", 1, INT32_MAX},
+                               group_key{"group.consumer.max.size", 1, INT32_MAX},
                                // Transaction coordinator keys (broker/txn_service.cc), Kafka's ranges.
                                group_key{"transaction.state.log.num.partitions", 1, INT32_MAX},
                                group_key{"transaction.state.log.replication.factor", 1, INT16_MAX},

@@ -120,6 +120,76 @@ reader::span_or_null reader::read_compact_length(std::string_view field, bool nu
   return take(static_cast<int64_t>(n) - 1, field, at);
 }
 
+reader::span_or_null reader::read_compact_string_length(std::string_view field, bool nullable) {
+  size_t at = pos_;
+  span_or_null s = read_compact_length(field, nullable);
+  if (ok_ && !s.is_null && s.size > 0x7fff) {
+    pos_ = at;
+    fail(field, "string of " + std::to_string(s.size) + " bytes is longer than 32767");
+    return span_or_null{nullptr, 0, true};
+  }
+  return s;
+}
+
+namespace {
+
+/// Length of the well-formed UTF-8 sequence at `p` (of `n` bytes left), or 0 when it is malformed (RFC 3629:
+/// no overlongs, no surrogates, nothing above U+10FFFF).
+size_t utf8_sequence(const uint8_t* p, size_t n) {
+  uint8_t c = p[0];
+  if (c < 0x80) return 1;
+  size_t len;
+  uint8_t lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (n < len || p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < len; ++i) {
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string reader::to_string(span_or_null s) {
+  if (s.size == 0) return std::string();
+  const auto* p = s.data;
+  size_t i = 0;
+  while (i < s.size && p[i] < 0x80) ++i;  // ASCII fast path
+  for (size_t k = i; k < s.size;) {
+    size_t len = utf8_sequence(p + k, s.size - k);
+    if (len == 0) break;
+    k += len;
+    if (k == s.size) return std::string(reinterpret_cast<const char*>(p), s.size);
+  }
+  if (i == s.size) return std::string(reinterpret_cast<const char*>(p), s.size);
+  // Malformed somewhere: rebuild with U+FFFD for each byte that starts no well-formed sequence.
+  std::string out;
+  out.reserve(s.size + 8);
+  for (size_t k = 0; k < s.size;) {
+    size_t len = utf8_sequence(p + k, s.size - k);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++k;
+    } else {
+      out.append(reinterpret_cast<const char*>(p + k), len);
+      k += len;
+    }
+  }
+  return out;
+}
+
 int32_t reader::read_array_length(std::string_view field, bool compact, bool nullable, size_t min_element_size) {
   size_t at = pos_;
   int64_t n;

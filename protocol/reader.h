@@ -5,7 +5,8 @@
 // larger than the bytes remaining, an over-long varint) is recorded with the field name and byte
 // offset; every later read returns a zero value and consumes nothing. Callers check ok() once at the
 // end. The reader never allocates more than the remaining bytes justify: lengths and array counts are
-// checked against remaining() before any allocation. UTF-8 validity of strings is not checked.
+// checked against remaining() before any allocation. Strings are decoded as Kafka does: malformed UTF-8 becomes
+// U+FFFD, and a compact string longer than 32767 bytes is an error.
 //
 // Wire encodings follow the Kafka protocol guide ("Protocol Primitive Types") and KIP-482 (compact
 // lengths as unsigned varint N+1, tagged fields).
@@ -88,9 +89,9 @@ class reader {
   std::optional<std::string> read_nullable_string(std::string_view field) {
     return to_optional_string(read_length16(field, true));
   }
-  std::string read_compact_string(std::string_view field) { return to_string(read_compact_length(field, false)); }
+  std::string read_compact_string(std::string_view field) { return to_string(read_compact_string_length(field, false)); }
   std::optional<std::string> read_compact_nullable_string(std::string_view field) {
-    return to_optional_string(read_compact_length(field, true));
+    return to_optional_string(read_compact_string_length(field, true));
   }
   std::string read_string(std::string_view field, bool compact) {
     return compact ? read_compact_string(field) : read_string(field);
@@ -183,11 +184,13 @@ class reader {
   span_or_null read_length16(std::string_view field, bool nullable);
   span_or_null read_length32(std::string_view field, bool nullable);
   span_or_null read_compact_length(std::string_view field, bool nullable);
+  /// A compact string's length: as read_compact_length, and more than 32767 bytes is an error (Kafka's generated
+  /// readers refuse it: a string must fit the int16 length of the non-flexible encodings and of stored records).
+  span_or_null read_compact_string_length(std::string_view field, bool nullable);
 
-  static std::string to_string(span_or_null s) {
-    if (s.size == 0) return std::string();
-    return std::string(reinterpret_cast<const char*>(s.data), s.size);
-  }
+  /// A string field's bytes as Kafka's readers decode them (Java's UTF-8 decoding): each malformed UTF-8 byte or
+  /// truncated sequence becomes U+FFFD, so what the broker stores and answers is always valid UTF-8.
+  static std::string to_string(span_or_null s);
   static std::optional<std::string> to_optional_string(span_or_null s) {
     if (s.is_null) return std::nullopt;
     return to_string(s);

@@ -110,6 +110,9 @@ struct consumer_group_state {
   std::map<std::string, partition_map> target;           // member id -> target assignment
   std::map<std::string, subscribed_topic> subscription;  // topic name -> metadata, over every member
   std::map<std::string, resolved_regex> regexes;         // regex -> its topics
+  /// A regex new to the group is resolved after the heartbeat that brought it, from the timer (Kafka resolves
+  /// them in the background): monotonic ms when due, none when nothing waits.
+  std::optional<int64_t> regex_resolution_due;
 
   /// Kafka's ConsumerGroup state names: "Empty" (no members), "Assigning" (the target assignment is behind
   /// the group epoch), "Reconciling" (a member is not at the assignment epoch yet), "Stable".

@@ -398,7 +398,7 @@ std::set<std::string> group_coordinator::member_topics(const consumer_group_stat
   return out;
 }
 
-void group_coordinator::refresh_regexes(group& g, std::vector<group_record>& records) {
+void group_coordinator::refresh_regexes(group& g, std::vector<group_record>& records, bool resolve_new) {
   auto& cg = *g.consumer;
   std::set<std::string> in_use;
   for (const auto& [id, m] : cg.members) {
@@ -415,6 +415,10 @@ void group_coordinator::refresh_regexes(group& g, std::vector<group_record>& rec
   if (in_use.empty() || !topics_.all) return;
   const auto all = topics_.all();
   for (const auto& pattern : in_use) {
+    if (!resolve_new && !cg.regexes.count(pattern)) {
+      if (!cg.regex_resolution_due) cg.regex_resolution_due = mono();
+      continue;
+    }
     auto& compiled = regex_cache_[pattern];
     if (!compiled) compiled = topic_regex::compile(pattern, nullptr);
     if (!compiled) continue;
@@ -661,6 +665,19 @@ void group_coordinator::finish_loading_consumer_groups() {
 void group_coordinator::process_consumer_deadlines(const std::shared_ptr<group>& g, int64_t now) {
   if (!g->is_consumer() || g->is(group_state::dead)) return;
   auto& cg = *g->consumer;
+  if (cg.regex_resolution_due && *cg.regex_resolution_due <= now) {
+    // New regexes resolved: a change of the subscribed topics bumps the group epoch; the next heartbeat of each
+    // member computes and receives the new target.
+    cg.regex_resolution_due.reset();
+    std::vector<group_record> records;
+    refresh_regexes(*g, records, true);
+    if (refresh_subscription(*g)) {
+      ++cg.group_epoch;
+      records.push_back(group_epoch_record(g->id, cg.group_epoch));
+      log::info("groups: consumer group {} epoch bumped to {} (regular expressions resolved)", g->id, cg.group_epoch);
+    }
+    if (!records.empty()) write(std::move(records), [](group_error) {});
+  }
   std::vector<std::pair<std::string, const char*>> expired;
   for (const auto& [id, m] : cg.members) {
     if (m.session_deadline && *m.session_deadline <= now) {

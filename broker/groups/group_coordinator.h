@@ -277,8 +277,10 @@ class group_coordinator {
   void fence_consumer_member(group& g, const std::string& member_id, std::vector<group_record>& records);
   /// The member's subscribed topics that exist, by name (its names, and its regex's resolution).
   std::set<std::string> member_topics(const consumer_group_state& cg, const consumer_member& m) const;
-  /// Resolves every regex in use against the topics (and drops unused ones); records for changed resolutions.
-  void refresh_regexes(group& g, std::vector<group_record>& records);
+  /// Resolves the regexes in use against the topics (and drops unused ones); records for changed resolutions. A
+  /// regex the group has not resolved yet is left for the timer unless `resolve_new` (Kafka resolves new regexes
+  /// asynchronously: the heartbeat that brings one is answered with the literal topics only).
+  void refresh_regexes(group& g, std::vector<group_record>& records, bool resolve_new = false);
   /// The subscription metadata over all members; true when it changed (the caller bumps the epoch).
   bool refresh_subscription(group& g);
   /// Runs the assignor for the group epoch and records the changed targets and the new assignment epoch.

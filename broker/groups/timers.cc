@@ -23,6 +23,7 @@ std::optional<int64_t> group_coordinator::next_deadline() const {
     for (const auto& [mid, d] : g->pending_members) consider(d);
     for (const auto& m : g->members) consider(m.heartbeat_deadline);
     if (g->is_consumer()) {
+      consider(g->consumer->regex_resolution_due);
       for (const auto& [mid, m] : g->consumer->members) {
         consider(m.session_deadline);
         if (m.state == member_state::unrevoked_partitions) consider(m.revocation_deadline);

@@ -301,16 +301,22 @@ TEST_F(consumer_group_test, regex_subscriptions_follow_topics) {
   j.subscribed_topic_regex = "t.*";
   auto r = hb(j);
   EXPECT_EQ(r.error, ge::none);
+  EXPECT_TRUE(r.assignment->empty()) << "a new regex is resolved after the heartbeat, as Kafka does";
+  EXPECT_EQ(cg().regexes.count("t.*"), 0u);
+  advance(0);  // the timer resolves it and bumps the epoch
+  EXPECT_EQ(cg().group_epoch, 3);
+  r = hb(beat("m1", 2));
+  EXPECT_EQ(r.member_epoch, 3);
   EXPECT_EQ(*r.assignment, pm({{tid(1), {0, 1, 2, 3, 4, 5}}, {tid(2), {0, 1}}})) << "t and t2, not other";
   ASSERT_EQ(cg().regexes.count("t.*"), 1u);
   EXPECT_EQ(cg().regexes.at("t.*").topics, (std::set<std::string>{"t", "t2"}));
   // A new matching topic bumps the epoch at the next heartbeat; so does a partition added to a subscribed topic.
   topics["t3"] = {"t3", tid(4), 1};
-  auto r2 = hb(beat("m1", 2));
-  EXPECT_EQ(r2.member_epoch, 3);
+  auto r2 = hb(beat("m1", 3));
+  EXPECT_EQ(r2.member_epoch, 4);
   EXPECT_EQ(partition_count(*r2.assignment), 9u);
   topics["t"].partitions = 8;
-  EXPECT_EQ(partition_count(*hb(beat("m1", 3)).assignment), 11u);
+  EXPECT_EQ(partition_count(*hb(beat("m1", 4)).assignment), 11u);
 }
 
 TEST_F(consumer_group_test, a_reloaded_coordinator_holds_the_same_group) {

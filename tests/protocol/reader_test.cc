@@ -74,6 +74,31 @@ TEST(reader, strings_and_nulls) {
   EXPECT_EQ(r.error_offset(), 10u);
 }
 
+TEST(reader, malformed_utf8_becomes_the_replacement_character_as_kafka_decodes_it) {
+  // "bad" + 0xff 0xfe (no UTF-8 lead bytes), then a well-formed "é" (c3 a9), then a truncated 3-byte sequence.
+  std::vector<uint8_t> b = {0x00, 0x0a, 'b', 'a', 'd', 0xff, 0xfe, 0xc3, 0xa9, 0xe2, 0x82, 'x'};
+  reader r(as_span(b));
+  EXPECT_EQ(r.read_string("s"), "bad\xEF\xBF\xBD\xEF\xBF\xBD\xC3\xA9\xEF\xBF\xBD\xEF\xBF\xBDx");
+  EXPECT_TRUE(r.ok());
+  std::vector<uint8_t> fine = {0x04, 0xc3, 0xa9, 'o'};  // compact "éo": kept as sent
+  reader r2(as_span(fine));
+  EXPECT_EQ(r2.read_compact_string("s"), "\xC3\xA9o");
+}
+
+TEST(reader, a_compact_string_over_32767_bytes_fails) {
+  std::vector<uint8_t> b = {0x81, 0x80, 0x02};  // unsigned varint 32769: a 32768-byte string
+  b.resize(b.size() + 32768, 'x');
+  reader r(as_span(b));
+  EXPECT_EQ(r.read_compact_string("group_id"), "");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error_field(), "group_id");
+  std::vector<uint8_t> ok = {0x80, 0x80, 0x02};  // 32768 - 1 = 32767 bytes: the largest allowed
+  ok.resize(ok.size() + 32767, 'y');
+  reader r2(as_span(ok));
+  EXPECT_EQ(r2.read_compact_string("group_id").size(), 32767u);
+  EXPECT_TRUE(r2.ok());
+}
+
 TEST(reader, length_beyond_remaining_fails) {
   std::vector<uint8_t> b = {0x00, 0x00, 0x10, 0x00, 1, 2, 3};
   reader r(as_span(b));
