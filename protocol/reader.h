@@ -188,8 +188,10 @@ class reader {
   /// readers refuse it: a string must fit the int16 length of the non-flexible encodings and of stored records).
   span_or_null read_compact_string_length(std::string_view field, bool nullable);
 
-  /// A string field's bytes as Kafka's readers decode them (Java's UTF-8 decoding): each malformed UTF-8 byte or
-  /// truncated sequence becomes U+FFFD, so what the broker stores and answers is always valid UTF-8.
+  /// A string field's bytes, decoded as Kafka's readers do (Java's UTF-8 decoding replaces what is malformed):
+  /// each byte that starts no well-formed UTF-8 sequence (RFC 3629) becomes U+FFFD, so what the broker stores and
+  /// answers is always valid UTF-8. Java may use one U+FFFD for a truncated multi-byte sequence where this uses one
+  /// per byte.
   static std::string to_string(span_or_null s);
   static std::optional<std::string> to_optional_string(span_or_null s) {
     if (s.is_null) return std::nullopt;
