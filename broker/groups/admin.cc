@@ -227,9 +227,8 @@ std::vector<group_record> group_coordinator::tombstones(const std::shared_ptr<gr
     }
     if (g->is_consumer()) {
       // Kafka's consumer group deletion: the regular expressions, the assignment epoch and the group epoch.
-      for (const auto& [regex, r] : g->consumer->regexes) records.push_back(regex_tombstone(g->id, regex));
-      records.push_back(target_assignment_epoch_tombstone(g->id));
-      records.push_back(group_epoch_tombstone(g->id));
+      auto ends = consumer_group_tombstones(g->id, *g->consumer);
+      records.insert(records.end(), std::make_move_iterator(ends.begin()), std::make_move_iterator(ends.end()));
     } else {
       records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
     }

@@ -82,6 +82,18 @@ std::optional<group_error> invalid_epoch(const consumer_member& m, int32_t recei
   return std::nullopt;
 }
 
+/// GROUP_ID_NOT_FOUND for a heartbeat or describe that names an unknown group, or one that is not a consumer group.
+std::string not_consumer_group(const std::string& group_id, bool exists) {
+  return "Group " + group_id + (exists ? " is not a consumer group." : " not found.");
+}
+
+/// Makes `g` a consumer group starting at Kafka's first epoch (a new group, or an Empty classic one converted).
+void make_consumer_group(group& g) {
+  g.consumer = std::make_unique<consumer_group_state>();
+  g.consumer->group_epoch = g.consumer->assignment_epoch = first_group_epoch;
+  g.protocol_type = "consumer";
+}
+
 std::string fenced_message(const consumer_member& m, int32_t received) {
   return "The consumer group member has a " + std::string(received > m.member_epoch ? "greater" : "smaller") +
          " member epoch (" + std::to_string(received) + ") than the one known by the group coordinator (" +
@@ -105,13 +117,11 @@ std::shared_ptr<group> group_coordinator::consumer_group_for(const consumer_hear
   if (!g) {
     if (!joining) {
       err = group_error::group_id_not_found;
-      message = "Group " + r.group_id + " not found.";
+      message = not_consumer_group(r.group_id, false);
       return nullptr;
     }
     g = get_or_create(r.group_id, true);
-    g->consumer = std::make_unique<consumer_group_state>();
-    g->consumer->group_epoch = g->consumer->assignment_epoch = first_group_epoch;
-    g->protocol_type = "consumer";
+    make_consumer_group(*g);
     log::info("groups: created consumer group {}", r.group_id);
     return g;
   }
@@ -120,9 +130,7 @@ std::shared_ptr<group> group_coordinator::consumer_group_for(const consumer_hear
   // classic group); its offsets stay, its classic metadata record goes.
   if (joining && g->members.empty() && g->pending_members.empty() && g->is(group_state::empty)) {
     records.push_back({encode_key(group_metadata_key{g->id}), std::nullopt});
-    g->consumer = std::make_unique<consumer_group_state>();
-    g->consumer->group_epoch = g->consumer->assignment_epoch = first_group_epoch;
-    g->protocol_type = "consumer";
+    make_consumer_group(*g);
     g->protocol_name.reset();
     g->leader_id.reset();
     g->generation_id = 0;
@@ -131,7 +139,7 @@ std::shared_ptr<group> group_coordinator::consumer_group_for(const consumer_hear
     return g;
   }
   err = group_error::group_id_not_found;
-  message = "Group " + r.group_id + " is not a consumer group.";
+  message = not_consumer_group(r.group_id, true);
   return nullptr;
 }
 
@@ -153,7 +161,7 @@ heartbeat_result group_coordinator::consumer_group_heartbeat(consumer_heartbeat_
     auto g = get_group(r.group_id);
     if (!g || !g->is_consumer() || g->is(group_state::dead)) {
       return heartbeat_error(group_error::group_id_not_found,
-                             "Group " + r.group_id + (g ? " is not a consumer group." : " not found."));
+                             not_consumer_group(r.group_id, g != nullptr));
     }
     return consumer_leave(*g, r);
   }
@@ -200,10 +208,16 @@ heartbeat_result group_coordinator::consumer_group_heartbeat(consumer_heartbeat_
       }
       if (existing && !joining) {
         if (auto e = invalid_epoch(*existing, r.member_epoch, r.owned)) return heartbeat_error(*e, fenced_message(*existing, r.member_epoch));
+        // Kafka's CurrentAssignmentBuilder: a member in an unknown state must rejoin owning nothing.
+        if (existing->state == member_state::unknown && (!r.owned || partition_count(*r.owned) != 0)) {
+          return heartbeat_error(group_error::fenced_member_epoch,
+                                 "The consumer group member is in a unknown state. The member must abandon all its "
+                                 "partitions and rejoin.");
+        }
       }
     } else if (!joining) {
       return heartbeat_error(group_error::group_id_not_found,
-                             "Group " + r.group_id + (g ? " is not a consumer group." : " not found."));
+                             not_consumer_group(r.group_id, g != nullptr));
     }
   }
   group_error err = group_error::none;
@@ -295,12 +309,8 @@ heartbeat_result group_coordinator::consumer_group_heartbeat(consumer_heartbeat_
     const std::string self = cur.member_id;
     auto next = reconcile(cur, cg.assignment_epoch, tit == cg.target.end() ? none : tit->second, r.owned,
                           [&](const topic_uuid& t, int32_t p) { return cg.partition_owner_epoch(t, p, self); });
-    if (!next) {
-      return heartbeat_error(group_error::fenced_member_epoch,
-                             "The consumer group member is in a unknown state. The member must abandon all its "
-                             "partitions and rejoin.");
-    }
-    if (!next->same_assignment_state(cur)) {
+    // The unknown-state refusal was checked above, before any change; a joining member is never in that state.
+    if (next && !next->same_assignment_state(cur)) {
       records.push_back(current_assignment_record(g->id, *next));
       if (next->state == member_state::unrevoked_partitions) {
         next->revocation_deadline = mono() + std::max(next->rebalance_timeout_ms, 0);
@@ -530,7 +540,7 @@ consumer_group_description group_coordinator::describe_consumer_group(const std:
   auto g = get_group(group_id);
   if (!g || g->is(group_state::dead) || !g->is_consumer()) {
     d.error = group_error::group_id_not_found;
-    d.error_message = "Group " + group_id + (g && !g->is(group_state::dead) ? " is not a consumer group." : " not found.");
+    d.error_message = not_consumer_group(group_id, g && !g->is(group_state::dead));
     return d;
   }
   const auto& cg = *g->consumer;

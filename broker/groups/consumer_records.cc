@@ -193,6 +193,14 @@ group_record regex_tombstone(const std::string& group, const std::string& regex)
   return {key_bytes(consumer_record_type::regular_expression, regex_key(group, regex)), std::nullopt};
 }
 
+std::vector<group_record> consumer_group_tombstones(const std::string& group, const consumer_group_state& cg) {
+  std::vector<group_record> out;
+  for (const auto& [regex, r] : cg.regexes) out.push_back(regex_tombstone(group, regex));
+  out.push_back(target_assignment_epoch_tombstone(group));
+  out.push_back(group_epoch_tombstone(group));
+  return out;
+}
+
 result<int32_t> decode_epoch_value(const bytes& value) {
   // ConsumerGroupMetadataValue and ConsumerGroupTargetAssignmentMetadataValue are both one int32 at version 0.
   auto v = decode_value<p::consumer_group_metadata_value>(value, "ConsumerGroupMetadataValue");

@@ -53,6 +53,10 @@ group_record current_assignment_tombstone(const std::string& group, const std::s
 group_record regex_record(const std::string& group, const std::string& regex, const resolved_regex& r);
 group_record regex_tombstone(const std::string& group, const std::string& regex);
 
+/// The records that end a consumer group (deletion, or conversion back to a classic group), in Kafka's order: its
+/// resolved regexes, its assignment epoch, its group epoch. Members' records are removed before (fencing).
+std::vector<group_record> consumer_group_tombstones(const std::string& group, const consumer_group_state& cg);
+
 // Readers of values (errors: truncated or malformed bytes, unknown version).
 /// Types 3 and 6: the epoch.
 result<int32_t> decode_epoch_value(const bytes& value);

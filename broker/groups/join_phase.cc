@@ -26,10 +26,7 @@ void group_coordinator::join_group(join_group_request r, join_group_callback don
     if (cg && cg->is_consumer() && !cg->is(group_state::dead)) {
       // An Empty consumer group becomes a classic group again (Kafka 4.0's downgrade of an empty group): its
       // KIP-848 records go; its offsets stay.
-      std::vector<group_record> records;
-      for (const auto& [regex, rr] : cg->consumer->regexes) records.push_back(regex_tombstone(cg->id, regex));
-      records.push_back(target_assignment_epoch_tombstone(cg->id));
-      records.push_back(group_epoch_tombstone(cg->id));
+      auto records = consumer_group_tombstones(cg->id, *cg->consumer);
       cg->consumer.reset();
       cg->protocol_type.reset();
       cg->subscribed_topics.reset();
