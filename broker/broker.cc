@@ -139,8 +139,27 @@ result<void> broker::start() {
     quotas_->set_connection_rate_limits(limit_of(config_.values.at("max.connection.creation.rate")),
                                         std::move(per_listener), config_.inter_broker_listener_name);
   }
+  quotas_->set_broker_id(config_.broker_id);
   if (auto r = quotas_->reload(); !r) return error{r.err().code, "cannot read the client quotas: " + r.err().message};
   quotas_->start();
+  if (replicas_) {
+    // The follower side of the replication throttle (KIP-73): this broker's replicas named by their topic's
+    // follower.replication.throttled.replicas, limited by its follower.replication.throttled.rate.
+    follower_throttle throttle;
+    throttle.covers = [topics = topics_.get(), self = config_.broker_id](const std::string& topic, int32_t partition) {
+      auto t = topics->find(topic);
+      if (!t) return false;
+      auto list = t->configs.find("follower.replication.throttled.replicas");
+      return list != t->configs.end() && throttled_replica_listed(list->second, partition, self);
+    };
+    throttle.exceeded = [q = quotas_.get()](int64_t now_ms) {
+      return q->replication_exceeded(quota_manager::replication_side::follower, now_ms);
+    };
+    throttle.record = [q = quotas_.get()](int64_t bytes, int64_t now_ms) {
+      q->record_replication(quota_manager::replication_side::follower, bytes, now_ms);
+    };
+    replicas_->set_follower_throttle(std::move(throttle));
+  }
   services_->quotas = quotas_.get();
   fetch_sessions_ = std::make_unique<fetch_session_cache>(system_clock::instance(),
                                                           config_.max_incremental_fetch_session_cache_slots);

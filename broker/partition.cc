@@ -57,6 +57,14 @@ void partition::become_leader(int32_t self_id, int32_t leader_epoch, std::vector
       if (r != self_id) followers_.push_back({r, -1, now_ms});  // Kafka: caught up "now" at election
     if (auto r = log_->leader_epochs().assign(leader_epoch, log_->log_end_offset()); !r)
       log::warn("{}-{}: leader epoch cache: {}", topic_, index_, r.err().message);
+  } else {
+    // The same epoch with another replica set: followers that left are forgotten, new ones start unknown.
+    std::erase_if(followers_, [&](const auto& f) {
+      return std::find(replicas_.begin(), replicas_.end(), f.broker_id) == replicas_.end();
+    });
+    for (int32_t r : replicas_)
+      if (r != self_id && std::none_of(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == r; }))
+        followers_.push_back({r, -1, now_ms});
   }
   isr_ = std::move(isr);
   state_version_ = state_version;

@@ -8,6 +8,11 @@
 
 namespace sluice::broker {
 
+namespace {
+/// Kafka's replication.quota.window.num default (samples of replication.quota.window.size.seconds = 1).
+constexpr int32_t replication_windows = 11;
+}  // namespace
+
 sampled_rate::sampled_rate(int32_t samples, int64_t sample_ms)
     : sample_ms_(std::max<int64_t>(1, sample_ms)), samples_(static_cast<size_t>(std::max(2, samples))) {}
 
@@ -48,7 +53,9 @@ quota_manager::quota_manager(coordination::cluster_store& store, int32_t window_
     : window_num_(window_num),
       window_size_ms_(int64_t{window_size_seconds} * 1000),
       store_(store),
-      refresh_ms_(refresh_ms) {}
+      refresh_ms_(refresh_ms),
+      leader_replication_(replication_windows, 1000),
+      follower_replication_(replication_windows, 1000) {}
 
 quota_manager::~quota_manager() { refresher_.stop(); }
 
@@ -75,6 +82,8 @@ result<void> quota_manager::reload() {
   if (!ips) return ips.err();
   auto names = store_.entity_names("users");
   if (!names) return names.err();
+  auto brokers = store_.entity_configs("brokers");
+  if (!brokers) return brokers.err();
   std::map<std::pair<std::string, std::string>, config_map> user_clients;
   for (const auto& user : *names) {
     auto nested = store_.entity_configs("users/" + user + "/clients");
@@ -86,8 +95,10 @@ result<void> quota_manager::reload() {
   clients_ = std::move(*clients);
   ips_ = std::move(*ips);
   user_clients_ = std::move(user_clients);
+  brokers_ = std::move(*brokers);
   return {};
 }
+
 
 namespace {
 
@@ -195,6 +206,31 @@ int64_t quota_manager::record_ip_connection(const std::string& ip, int64_t now_m
   const int32_t throttle = record_locked(rate_key, *quota, 1, now_ms);
   if (throttle > 0) rates_.at(rate_key).record(-1, now_ms);  // Kafka does not count a refused connection
   return throttle;
+}
+
+void quota_manager::set_broker_id(int32_t id) {
+  std::lock_guard lock(mutex_);
+  broker_id_ = id;
+}
+
+std::optional<double> quota_manager::replication_limit(replication_side side) const {
+  const char* key = side == replication_side::leader ? "leader.replication.throttled.rate" : "follower.replication.throttled.rate";
+  std::lock_guard lock(mutex_);
+  if (auto own = number_of(brokers_, std::to_string(broker_id_), key)) return own;
+  return number_of(brokers_, std::string(default_quota_entity), key);
+}
+
+bool quota_manager::replication_exceeded(replication_side side, int64_t now_ms) const {
+  auto limit = replication_limit(side);
+  if (!limit) return false;
+  std::lock_guard lock(mutex_);
+  const auto& rate = side == replication_side::leader ? leader_replication_ : follower_replication_;
+  return rate.rate(now_ms) > *limit;
+}
+
+void quota_manager::record_replication(replication_side side, int64_t bytes, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  (side == replication_side::leader ? leader_replication_ : follower_replication_).record(static_cast<double>(bytes), now_ms);
 }
 
 }  // namespace sluice::broker

@@ -104,6 +104,21 @@ class quota_manager {
   /// refused connection is not counted then).
   int64_t record_ip_connection(const std::string& ip, int64_t now_ms);
 
+  /// Replication throttles (KIP-73; Kafka's ReplicationQuotaManager): this broker's dynamic configs
+  /// leader.replication.throttled.rate and follower.replication.throttled.rate (bytes/s), read from the store's
+  /// "brokers" entities (ZooKeeper /config/brokers/<id>, else /config/brokers/<default>) with the quotas. The
+  /// leader side counts bytes it sends to throttled followers, the follower side bytes it fetches for throttled
+  /// replicas; each over replication_windows samples of one second (Kafka's replication.quota.window.* defaults).
+  enum class replication_side { leader, follower };
+  /// This broker's id, whose entity holds its rates. Call before start().
+  void set_broker_id(int32_t id);
+  /// The side's rate limit in bytes/s, nullopt when none is set.
+  std::optional<double> replication_limit(replication_side side) const;
+  /// True when the side's measured rate is above its limit (false without a limit).
+  bool replication_exceeded(replication_side side, int64_t now_ms) const;
+  /// Counts `bytes` replicated for throttled replicas on `side`.
+  void record_replication(replication_side side, int64_t bytes, int64_t now_ms);
+
   /// The entity configs of "users", "clients", "ips" or "users/<user>/clients" as the store holds them.
   result<std::map<std::string, std::map<std::string, std::string>>> entity_configs(const std::string& type) const {
     return store_.entity_configs(type);
@@ -136,6 +151,9 @@ class quota_manager {
   entity_map users_, clients_, ips_;
   std::map<std::pair<std::string, std::string>, config_map> user_clients_;  // (user, client id) -> configs
   std::map<std::string, sampled_rate> rates_;  // "<key>/<level>/<names>"
+  int32_t broker_id_ = -1;
+  entity_map brokers_;  // "brokers" entities: the replication throttle rates
+  sampled_rate leader_replication_, follower_replication_;
   double broker_connection_rate_ = 0;          // 0: no limit
   std::map<std::string, double> listener_connection_rates_;
   std::string inter_broker_listener_;

@@ -363,4 +363,11 @@ int32_t topic_min_insync_replicas(const broker_config& broker, const std::map<st
   return broker.min_insync_replicas;
 }
 
+bool throttled_replica_listed(std::string_view list, int32_t partition, int32_t broker) {
+  const auto items = split_list(list);
+  if (items.size() == 1 && items[0] == "*") return true;
+  const std::string wanted = std::to_string(partition) + ":" + std::to_string(broker);
+  return std::find(items.begin(), items.end(), wanted) != items.end();
+}
+
 }  // namespace sluice::broker

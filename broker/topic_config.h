@@ -85,6 +85,10 @@ std::optional<std::string> validate_topic_config(std::string_view name, std::str
 /// IncrementalAlterConfigs and their validate_only all go through this one check).
 std::optional<std::string> validate_topic_configs(const std::map<std::string, std::string>& overrides);
 
+/// Whether a throttled replica list (leader.replication.throttled.replicas or follower.replication.throttled.replicas:
+/// "*" or "partition:broker,..."; KIP-73) names broker `broker`'s replica of `partition`.
+bool throttled_replica_listed(std::string_view list, int32_t partition, int32_t broker);
+
 /// A LONG config value as Java's Long.parseLong reads it after ConfigDef's trim; nullopt if not a number.
 std::optional<int64_t> parse_config_long(std::string_view text);
 

@@ -18,12 +18,21 @@ topic_registry::topic_registry(const broker_config& config, coordination::cluste
     : config_(config), store_(store), logs_(logs), executor_(std::move(executor)),
       topics_(std::make_shared<const topic_map>()) {}
 
+namespace {
+
+/// Partition 0's replica count, its target while it is reassigned (Kafka reports the replication factor so).
+int16_t replication_factor_of(const coordination::topic_assignment& a) {
+  return a.replicas.empty() ? 1 : static_cast<int16_t>(a.target_replicas(0).size());
+}
+
+}  // namespace
+
 std::shared_ptr<topic> topic_registry::topic_without_partitions(const coordination::topic_assignment& a) {
   auto t = std::make_shared<topic>();
   t->name = a.name;
   t->id = a.id;
   t->configs = a.configs;
-  t->replication_factor = a.replicas.empty() ? 1 : static_cast<int16_t>(a.replicas[0].size());
+  t->replication_factor = replication_factor_of(a);
   t->internal = a.name.starts_with("__");
   return t;
 }
@@ -276,6 +285,23 @@ asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t,
     if (auto c = cluster()) sync(*c, self);
 }
 
+asio::awaitable<void> topic_registry::drop_local_partition(std::string topic, std::shared_ptr<partition> p) {
+  auto close_op = call_on(p->strand(), [p] { return p->close(/*for_deletion=*/true); });  // not inside co_await: GCC 12
+  co_await std::move(close_op);
+  if (auto r = logs_.remove(topic, p->index(), /*rewrite_checkpoints=*/true); !r)
+    log::warn("deleting {}-{}: {}", topic, p->index(), r.err().message);
+  else
+    log::info("deleted the local replica of {}-{}", topic, p->index());
+  int32_t self = -1;
+  {
+    std::lock_guard lock(change_mutex_);
+    dropping_partitions_.erase({topic, p->index()});
+    self = self_id_;
+  }
+  if (cluster_mode())
+    if (auto c = cluster()) sync(*c, self);
+}
+
 kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out) {
   auto c = cluster();
   if (!c || !c->registered) return {error_code::not_controller, "This broker is not registered with the cluster."};
@@ -309,6 +335,7 @@ kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool valid
 
 void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_t self_id) {
   std::vector<std::shared_ptr<const topic>> dropped;
+  std::vector<std::pair<std::string, std::shared_ptr<partition>>> dropped_partitions;
   {
     std::lock_guard lock(change_mutex_);
     cluster_mode_.store(true, std::memory_order_release);
@@ -329,7 +356,16 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
         continue;
       }
       if (!existing && dropping_.contains(name)) continue;  // the old topic's logs are still being deleted
-      const bool same = existing && existing->partitions.size() == a.replicas.size() && existing->configs == a.configs;
+      // A partition has a local replica exactly when this broker is among its replicas (a reassignment adds
+      // and removes replicas; KIP-455) and its log is not being deleted.
+      auto wanted_here = [&](int32_t p) {
+        const auto& r = a.replicas[static_cast<size_t>(p)];
+        return std::find(r.begin(), r.end(), self_id) != r.end() && !dropping_partitions_.contains({name, p});
+      };
+      bool same = existing && existing->partitions.size() == a.replicas.size() && existing->configs == a.configs &&
+                  existing->replication_factor == replication_factor_of(a);
+      for (int32_t p = 0; same && p < a.partition_count(); ++p)
+        same = (existing->partitions[static_cast<size_t>(p)] != nullptr) == wanted_here(p);
       if (same) {
         next->emplace(name, existing);
         continue;
@@ -337,10 +373,13 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
       auto t = topic_without_partitions(a);
       const auto log_config = topic_log_config(*t);
       for (int32_t p = 0; p < a.partition_count(); ++p) {
-        const auto& r = a.replicas[static_cast<size_t>(p)];
         std::shared_ptr<partition> part;
         if (existing && p < static_cast<int32_t>(existing->partitions.size())) part = existing->partitions[static_cast<size_t>(p)];
-        if (!part && std::find(r.begin(), r.end(), self_id) != r.end()) {
+        if (part && !wanted_here(p)) {
+          dropping_partitions_.insert({name, p});
+          dropped_partitions.emplace_back(name, std::move(part));
+          part = nullptr;
+        } else if (!part && wanted_here(p)) {
           storage::log* log = logs_.get(a.name, p);
           if (log) log->update_config(log_config);  // loaded at start with the broker defaults
           if (!log) {
@@ -373,6 +412,10 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
   for (auto& t : dropped) {
     log::info("topic {} is gone from the cluster: deleting its local logs", t->name);
     asio::co_spawn(executor_, drop_local(t), asio::detached);
+  }
+  for (auto& [name, p] : dropped_partitions) {
+    log::info("{}-{}: this broker is no longer a replica: deleting its local log", name, p->index());
+    asio::co_spawn(executor_, drop_local_partition(name, std::move(p)), asio::detached);
   }
   std::lock_guard lock(snapshot_waiters_mutex_);
   snapshot_waiters_.wake_all();

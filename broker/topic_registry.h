@@ -149,6 +149,10 @@ class topic_registry {
   std::shared_ptr<const topic> open_topic(const coordination::topic_assignment& a, open_mode mode, kafka_error& err);
   void publish(std::shared_ptr<const topic_map> next);
   asio::awaitable<void> drop_local(std::shared_ptr<const topic> t, bool rewrite_checkpoints = true);
+  /// Cluster mode: this broker left the replicas of one partition (a reassignment moved it away; Kafka's
+  /// StopReplica with deletion): closes the partition on its strand and deletes its log, then syncs again (a
+  /// partition given back meanwhile is opened once the drop ends).
+  asio::awaitable<void> drop_local_partition(std::string topic, std::shared_ptr<partition> p);
   kafka_error create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out);
 
   const broker_config& config_;
@@ -161,6 +165,8 @@ class topic_registry {
   /// TOPIC_ALREADY_EXISTS "marked for deletion" (Kafka's answer while a deletion is pending), and sync() leaves
   /// such a topic out until the drop ends, then syncs again.
   std::set<std::string, std::less<>> dropping_;
+  /// (topic, partition) whose log drop_local_partition() is deleting (under change_mutex_): left out until done.
+  std::set<std::pair<std::string, int32_t>> dropping_partitions_;
   int32_t self_id_ = -1;  // from the last sync()
   std::atomic<std::shared_ptr<const topic_map>> topics_;
   std::atomic<bool> cluster_mode_{false};

@@ -1,5 +1,6 @@
 #pragma once
 // The coordination interface: what the broker needs to know about the cluster, wherever it is kept.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -23,8 +24,29 @@ struct topic_assignment {
   topic_id id{};
   std::vector<std::vector<int32_t>> replicas;
   std::map<std::string, std::string> configs;
+  /// Ongoing reassignments (KIP-455; the topic znode's "adding_replicas" and "removing_replicas"): partition ->
+  /// the replicas being added, and those removed once every target replica is in the ISR. While a partition is
+  /// reassigned, replicas[p] is its target followed by the replicas to remove. No entry: none ongoing.
+  std::map<int32_t, std::vector<int32_t>> adding_replicas;
+  std::map<int32_t, std::vector<int32_t>> removing_replicas;
 
   int32_t partition_count() const { return static_cast<int32_t>(replicas.size()); }
+  /// Whether partition `p` has a reassignment in progress.
+  bool reassigning(int32_t p) const { return adding_replicas.contains(p) || removing_replicas.contains(p); }
+  /// replicas[p] without the replicas being removed: where the partition is going (its replicas when none).
+  std::vector<int32_t> target_replicas(int32_t p) const { return without(p, removing_replicas); }
+  /// replicas[p] without the replicas being added: where the partition was before the reassignment.
+  std::vector<int32_t> original_replicas(int32_t p) const { return without(p, adding_replicas); }
+
+ private:
+  std::vector<int32_t> without(int32_t p, const std::map<int32_t, std::vector<int32_t>>& drop) const {
+    std::vector<int32_t> out;
+    if (p < 0 || p >= partition_count()) return out;
+    auto d = drop.find(p);
+    for (int32_t b : replicas[static_cast<size_t>(p)])
+      if (d == drop.end() || std::find(d->second.begin(), d->second.end(), b) == d->second.end()) out.push_back(b);
+    return out;
+  }
 };
 
 /// A range of producer ids reserved by one broker (Kafka's /latest_producer_id_block znode:

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -85,7 +86,9 @@ struct cluster_snapshot {
 /// Error codes of cluster_view operations, carried in sluice::error::code as std::error_code of the
 /// "cluster_view" category (broker/error_map: UNKNOWN_SERVER_ERROR; callers handle them in context).
 /// not_a_replica and not_supported come only from request_leader_move.
-enum class view_errc : int { version_conflict = 1, not_registered, timeout, unavailable, not_a_replica, not_supported };
+/// not_controller: a controller request (reassignment, election) reached a broker that is not the controller.
+enum class view_errc : int { version_conflict = 1, not_registered, timeout, unavailable, not_a_replica, not_supported,
+                             not_controller };
 
 }  // namespace sluice::coordination
 
@@ -97,6 +100,36 @@ namespace sluice::coordination {
 /// The std::error_category of view_errc ("cluster_view"); defined in coordination/errc.cc.
 const std::error_category& view_category() noexcept;
 inline std::error_code make_error_code(view_errc e) noexcept { return {static_cast<int>(e), view_category()}; }
+
+/// One partition of an AlterPartitionReassignments request (KIP-455): move it to `target`, or cancel the
+/// ongoing reassignment (nullopt).
+struct reassignment_request {
+  std::string topic;
+  int32_t partition = 0;
+  std::optional<std::vector<int32_t>> target;
+};
+
+/// What the controller decided for one partition of a reassignment or leader election; the broker answers it
+/// with Kafka's error code (broker/handlers: NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT,
+/// INVALID_REPLICATION_FACTOR, NO_REASSIGNMENT_IN_PROGRESS, PREFERRED_LEADER_NOT_AVAILABLE,
+/// ELECTION_NOT_NEEDED, ELIGIBLE_LEADERS_NOT_AVAILABLE).
+enum class admin_outcome : int8_t {
+  ok,
+  unknown_partition,
+  invalid_assignment,
+  invalid_replication_factor,
+  no_reassignment,
+  preferred_not_available,
+  election_not_needed,
+  no_eligible_leader,
+};
+
+struct partition_outcome {
+  std::string topic;
+  int32_t partition = 0;
+  admin_outcome outcome = admin_outcome::ok;
+  std::string message;  // empty for ok
+};
 
 /// Thread-safety: every method may be called from any thread. Subscribers are called on a coordination
 /// thread, one call at a time, in publication order; they must not block (post work to a strand).
@@ -137,6 +170,27 @@ class cluster_view {
   /// (`broker` is not in the partition's assignment), not_supported (the embedded store: its one broker
   /// leads everything), not_registered, unavailable.
   virtual result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) = 0;
+
+  /// AlterPartitionReassignments (KIP-455), decided by the controller at once: each partition's reassignment is
+  /// started (or cancelled) and its outcome returned; the move itself completes later, once every target replica
+  /// is in the ISR (ListPartitionReassignments shows it meanwhile through the snapshot's adding/removing
+  /// replicas). `allow_rf_change` false refuses a target of another size (KIP-860). Errors: not_controller (this
+  /// broker is not the controller: Kafka's NOT_CONTROLLER, the client asks the controller), not_registered,
+  /// unavailable; the embedded store answers as a single-broker cluster.
+  virtual result<std::vector<partition_outcome>> alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                                     bool allow_rf_change) {
+    (void)requests, (void)allow_rf_change;
+    return error{view_errc::not_supported, "reassignments are not supported here"};
+  }
+
+  /// ElectLeaders (KIP-183, KIP-460), by the controller at once: the preferred replica (`unclean` false) or, for a
+  /// partition without a live leader, any live replica (`unclean` true) is made leader. `partitions` nullopt: every
+  /// partition, and only those where an election was needed are returned (Kafka). Errors as alter_reassignments.
+  virtual result<std::vector<partition_outcome>> elect_leaders(
+      bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+    (void)unclean, (void)partitions;
+    return error{view_errc::not_supported, "leader elections are not supported here"};
+  }
 
   /// Deregisters and stops following (closes the session). Idempotent.
   virtual void stop() = 0;

@@ -1,5 +1,7 @@
 #include "coordination/embedded_store.h"
 
+#include "coordination/replica_assignment.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -384,6 +386,57 @@ result<void> embedded_store::controlled_shutdown(int64_t) { return {}; }
 
 result<void> embedded_store::request_leader_move(const std::string&, int32_t, int32_t) {
   return error{view_errc::not_supported, "a single node leads every partition: leader moves need cluster mode"};
+}
+
+namespace {
+
+/// The outcome for a partition the snapshot does not have, or nullopt when it has it.
+std::optional<partition_outcome> unknown_partition(const cluster_snapshot* snap, const std::string& topic, int32_t partition,
+                                                   std::string message) {
+  if (snap && snap->state(topic, partition)) return std::nullopt;
+  return partition_outcome{topic, partition, admin_outcome::unknown_partition, std::move(message)};
+}
+
+}  // namespace
+
+result<std::vector<partition_outcome>> embedded_store::alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                                           bool allow_rf_change) {
+  auto snap = snapshot();
+  const int32_t self = snap && !snap->brokers.empty() ? snap->brokers.begin()->first : -1;
+  std::vector<partition_outcome> out;
+  for (const auto& r : requests) {
+    if (auto u = unknown_partition(snap.get(), r.topic, r.partition,
+                                   "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + ".")) {
+      out.push_back(std::move(*u));
+      continue;
+    }
+    partition_outcome o{r.topic, r.partition, admin_outcome::ok, {}};
+    if (!r.target) {
+      o.outcome = admin_outcome::no_reassignment;
+      o.message = "No ongoing reassignment for partition " + r.topic + "-" + std::to_string(r.partition) + ".";
+    } else if (auto bad = check_reassignment_target(*r.target, [&](int32_t b) { return b == self; }, 1, allow_rf_change)) {
+      o.outcome = bad->first;
+      o.message = std::move(bad->second);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+result<std::vector<partition_outcome>> embedded_store::elect_leaders(
+    bool, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+  std::vector<partition_outcome> out;
+  if (!partitions) return out;
+  auto snap = snapshot();
+  for (const auto& [topic, p] : *partitions) {
+    auto u = unknown_partition(snap.get(), topic, p,
+                               snap && snap->topics.contains(topic) ? "No such partition as " + topic + "-" + std::to_string(p)
+                                                                    : "No such topic as " + topic);
+    out.push_back(u ? std::move(*u)
+                    : partition_outcome{topic, p, admin_outcome::election_not_needed,
+                                        "Leader election not needed for topic partition."});
+  }
+  return out;
 }
 
 void embedded_store::stop() {

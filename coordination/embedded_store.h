@@ -61,6 +61,13 @@ class embedded_store final : public cluster_store, public cluster_view {
   result<void> controlled_shutdown(int64_t timeout_ms) override;
   /// not_supported: the one broker leads every partition.
   result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) override;
+  /// A single-broker cluster's answers: a target of [self] is already in place (ok), any other broker is not
+  /// registered (invalid_assignment), a cancel finds nothing ongoing (no_reassignment).
+  result<std::vector<partition_outcome>> alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                             bool allow_rf_change) override;
+  /// Self leads every partition already: election_not_needed (and, for every partition, an empty answer).
+  result<std::vector<partition_outcome>> elect_leaders(
+      bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) override;
   void stop() override;
 
  private:

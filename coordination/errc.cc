@@ -43,6 +43,7 @@ const char* view_errc_name(view_errc e) {
     case view_errc::unavailable: return "unavailable";
     case view_errc::not_a_replica: return "not_a_replica";
     case view_errc::not_supported: return "not_supported";
+    case view_errc::not_controller: return "not_controller";
   }
   return "unknown";
 }

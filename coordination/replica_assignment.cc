@@ -125,4 +125,27 @@ result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<br
                          start);
 }
 
+std::optional<std::pair<admin_outcome, std::string>> check_reassignment_target(const std::vector<int32_t>& target,
+                                                                               const std::function<bool(int32_t)>& registered,
+                                                                               size_t original_size, bool allow_rf_change) {
+  using outcome = std::pair<admin_outcome, std::string>;
+  if (target.empty())
+    return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes an empty replica list."};
+  std::vector<int32_t> seen;
+  for (int32_t b : target) {
+    if (std::find(seen.begin(), seen.end(), b) != seen.end())
+      return outcome{admin_outcome::invalid_assignment,
+                     "The manual partition assignment includes the broker " + std::to_string(b) + " more than once."};
+    seen.push_back(b);
+    if (b < 0 || !registered(b))
+      return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes broker " +
+                                                            std::to_string(b) + ", but no such broker is registered."};
+  }
+  if (!allow_rf_change && target.size() != original_size)
+    return outcome{admin_outcome::invalid_replication_factor,
+                   "The replication factor is changed from " + std::to_string(original_size) + " to " +
+                       std::to_string(target.size()) + " but allowReplicationFactorChange is false"};
+  return std::nullopt;
+}
+
 }  // namespace sluice::coordination

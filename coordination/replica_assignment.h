@@ -2,12 +2,15 @@
 // Replica assignment of new topics and partitions, as Kafka's AdminUtils.assignReplicasToBrokers
 // (used by CreateTopics and CreatePartitions in cluster mode).
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "base/result.h"
+#include "coordination/cluster_view.h"
 
 namespace sluice::coordination {
 
@@ -57,5 +60,13 @@ result<std::vector<std::vector<int32_t>>> assign_replicas(std::vector<broker_rac
 result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<broker_rack> brokers,
                                                                   const std::vector<std::vector<int32_t>>& existing,
                                                                   int32_t new_total);
+
+/// AlterPartitionReassignments' checks of a target (Kafka's validateManualPartitionAssignment, then KIP-860): not
+/// empty, each broker id once, each a registered broker; with `allow_rf_change` false, as many replicas as
+/// `original_size`. nullopt when the target is fine, else the outcome (invalid_assignment or
+/// invalid_replication_factor) with Kafka's message.
+std::optional<std::pair<admin_outcome, std::string>> check_reassignment_target(const std::vector<int32_t>& target,
+                                                                               const std::function<bool(int32_t)>& registered,
+                                                                               size_t original_size, bool allow_rf_change);
 
 }  // namespace sluice::coordination

@@ -1,13 +1,18 @@
 // AlterConfigs (key 33: the full set of a topic's overrides, KIP-133) and IncrementalAlterConfigs
-// (key 44: SET / DELETE / APPEND / SUBTRACT per key, KIP-339). Topic resources only: broker configs are
-// static here (server.properties and --override), so broker resources get INVALID_REQUEST.
+// (key 44: SET / DELETE / APPEND / SUBTRACT per key, KIP-339). Topic resources, and on broker resources the dynamic
+// broker configs Sluice has: the replication throttle rates (KIP-73), kept as the store's "brokers" entities
+// (ZooKeeper /config/brokers/<id>, /config/brokers/<default> for the resource named ""). Every other broker config
+// is static (server.properties and --override): INVALID_REQUEST "Cannot update these configs dynamically".
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <variant>
 #include <set>
 #include <sstream>
 
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/quota_manager.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
 #include "broker/topic_registry.h"
@@ -17,7 +22,15 @@ namespace sluice::broker::handlers {
 using protocol::error_code;
 
 namespace {
-constexpr int8_t kTopicResource = 2;
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
+
+/// The dynamic broker configs Sluice takes (Kafka's DynamicConfig.Broker): LONG bytes per second, at least 0.
+constexpr std::string_view dynamic_broker_keys[] = {"leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                                                    "replica.alter.log.dirs.io.max.bytes.per.second"};
+
+bool dynamic_broker_key(std::string_view name) {
+  return std::find(std::begin(dynamic_broker_keys), std::end(dynamic_broker_keys), name) != std::end(dynamic_broker_keys);
+}
 constexpr int8_t kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3;
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -92,17 +105,63 @@ std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::
 
 }  // namespace
 
-/// After preprocess: AlterConfigs on the topic, or on the cluster for a broker (Kafka authorizes first); then only
-/// topics are altered here (broker configs are static).
+/// A broker resource's entity in the store: "" is the cluster-wide default ("<default>"), else this broker's id
+/// (Kafka sends a broker's resource to that broker); the error otherwise.
+std::variant<std::string, std::pair<error_code, std::string>> broker_entity(const broker_services& svc, const std::string& name) {
+  if (name.empty()) return std::string("<default>");
+  int32_t id = 0;
+  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || ptr != name.data() + name.size())
+    return std::make_pair(error_code::invalid_request, "Broker id must be an integer, but it is: " + name);
+  if (id != svc.config.broker_id)
+    return std::make_pair(error_code::invalid_request, "Unexpected broker id, expected " +
+                                                           std::to_string(svc.config.broker_id) +
+                                                           " or empty string, but received " + name);
+  return name;
+}
+
+/// Replaces a broker entity's dynamic configs with `configs` (validate_only: checks only): every key must be a
+/// dynamic one (else INVALID_REQUEST naming the others, Kafka's DynamicBrokerConfig.validateConfigs), every value a
+/// LONG >= 0 (INVALID_CONFIG). Stored, then the quotas are re-read so the rates apply at once.
+std::pair<error_code, std::string> set_broker_configs(broker_services& svc, const std::string& entity,
+                                                      const std::map<std::string, std::string>& configs, bool validate_only) {
+  std::string refused;
+  for (const auto& [k, v] : configs)
+    if (!dynamic_broker_key(k)) refused += (refused.empty() ? "" : ", ") + k;
+  if (!refused.empty()) return {error_code::invalid_request, "Cannot update these configs dynamically: [" + refused + "]"};
+  for (const auto& [k, v] : configs) {
+    auto n = parse_config_long(v);
+    if (!n) return {error_code::invalid_config, "Invalid value " + v + " for configuration " + k + ": Not a number of type LONG"};
+    if (*n < 0) return {error_code::invalid_config, "Invalid value " + v + " for configuration " + k + ": Value must be at least 0"};
+  }
+  if (validate_only) return {error_code::none, ""};
+  if (svc.quotas == nullptr) return {error_code::invalid_request, "Dynamic broker configs are not available here"};
+  if (auto w = svc.quotas->set_entity_configs("brokers", entity, configs); !w)
+    return {error_code::unknown_server_error, w.err().message};
+  if (auto r = svc.quotas->reload(); !r) return {error_code::unknown_server_error, r.err().message};
+  return {error_code::none, ""};
+}
+
+/// A broker entity's current dynamic configs (empty when it has none or when the store cannot be read).
+std::map<std::string, std::string> broker_configs(broker_services& svc, const std::string& entity) {
+  if (svc.quotas == nullptr) return {};
+  auto all = svc.quotas->entity_configs("brokers");
+  if (!all) return {};
+  auto it = all->find(entity);
+  return it == all->end() ? std::map<std::string, std::string>{} : it->second;
+}
+
+/// After preprocess: AlterConfigs on the topic, or on the cluster for a broker (Kafka authorizes first); then
+/// topics, and brokers' dynamic configs, are altered here (other resource types are not).
 std::optional<std::pair<error_code, std::string>> authorization_problem(broker_services& svc, request_context& rc,
                                                                         int8_t type, const std::string& name) {
   if (type == kTopicResource && !authorized(svc, rc, acl_operation::alter_configs, resource_type::topic, name))
     return std::make_pair(error_code::topic_authorization_failed, std::string("Topic authorization failed."));
   if (type != kTopicResource && !cluster_authorized(svc, rc, acl_operation::alter_configs))
     return std::make_pair(error_code::cluster_authorization_failed, std::string("Cluster authorization failed."));
-  if (type != kTopicResource)
+  if (type != kTopicResource && type != kBrokerResource)
     return std::make_pair(error_code::invalid_request,
-                          std::string("Only topic configs can be altered; broker configs are static"));
+                          std::string("Only topic and broker configs can be altered"));
   return std::nullopt;
 }
 
@@ -115,6 +174,18 @@ task<protocol::alter_configs_response> alter_configs(broker_services& svc, reque
     const auto& r = req.resources[i];
     auto problem = problems[i];
     if (!problem) problem = authorization_problem(svc, rc, r.resource_type, r.resource_name);
+    if (!problem && r.resource_type == kBrokerResource) {
+      auto entity = broker_entity(svc, r.resource_name);
+      if (auto* bad = std::get_if<1>(&entity)) {
+        resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, bad->first, bad->second));
+        continue;
+      }
+      std::map<std::string, std::string> configs;  // AlterConfigs replaces the whole set
+      for (const auto& c : r.configs) configs[c.name] = *c.value;
+      auto [code, message] = set_broker_configs(svc, std::get<0>(entity), configs, req.validate_only);
+      resp.responses.push_back(resource_error<result>(r.resource_type, r.resource_name, code, std::move(message)));
+      continue;
+    }
     // The controller (ConfigurationControlManager.validateAlterConfig): the name, the values, then whether the
     // topic exists (topic_registry::set_configs checks the last two in that order).
     if (!problem) problem = topic_name_problem(r.resource_name);
@@ -146,6 +217,36 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     }
     if (problems[i]) {
       fail(problems[i]->first, problems[i]->second);
+      continue;
+    }
+    if (r.resource_type == kBrokerResource) {
+      auto entity = broker_entity(svc, r.resource_name);
+      if (auto* bad = std::get_if<1>(&entity)) {
+        fail(bad->first, bad->second);
+        continue;
+      }
+      auto configs = broker_configs(svc, std::get<0>(entity));
+      std::optional<std::pair<error_code, std::string>> problem;
+      for (const auto& c : r.configs) {
+        if (c.config_operation == kSet) {
+          configs[c.name] = c.value.value_or("");
+        } else if (c.config_operation == kDelete) {
+          configs.erase(c.name);
+        } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
+          problem = {error_code::invalid_config, std::string("Can't ") + (c.config_operation == kAppend ? "APPEND" : "SUBTRACT") +
+                                                     " to key " + c.name + " because its type is not LIST."};
+          break;
+        } else {
+          problem = {error_code::invalid_request, "Unknown config operation " + std::to_string(c.config_operation)};
+          break;
+        }
+      }
+      if (problem) {
+        fail(problem->first, problem->second);
+        continue;
+      }
+      auto [code, message] = set_broker_configs(svc, std::get<0>(entity), configs, req.validate_only);
+      fail(code, std::move(message));
       continue;
     }
     // The controller (ConfigurationControlManager.incrementalAlterConfigResource): each operation on the current

@@ -5,6 +5,7 @@
 
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/quota_manager.h"
 #include "broker/topic_config.h"
 #include "broker/topic_name.h"
 #include "broker/topic_registry.h"
@@ -19,7 +20,7 @@ namespace {
 // ConfigResource.Type: the types Kafka 4.4 knows (TOPIC 2, BROKER 4, BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32).
 constexpr int8_t kTopicResource = 2, kBrokerResource = 4, kBrokerLoggerResource = 8, kClientMetricsResource = 16,
                  kGroupResource = 32;
-constexpr int8_t kDefaultConfig = 5;
+constexpr int8_t kDefaultConfig = 5, kDynamicBrokerConfig = 2, kDynamicDefaultBrokerConfig = 3;
 
 /// Kafka: a null or empty key list means every key.
 bool wanted(const std::optional<std::vector<std::string>>& keys, std::string_view name) {
@@ -91,8 +92,35 @@ response::describe_configs_result describe_broker(const broker_services& svc, co
   out.resource_name = r.resource_name;
   out.error_code = error_code::none;
   out.error_message = "";  // Kafka leaves the schema's default
-  // Kafka: "" is the cluster-wide dynamic default resource, which holds nothing without dynamic configs (K10).
-  if (r.resource_name.empty()) return out;
+  // The dynamic broker configs (the replication throttle rates, KIP-73): this broker's own (DYNAMIC_BROKER_CONFIG)
+  // over the cluster-wide default (DYNAMIC_DEFAULT_BROKER_CONFIG), both kept as the store's "brokers" entities.
+  std::map<std::string, std::string> own, cluster_default;
+  if (svc.quotas != nullptr)
+    if (auto all = svc.quotas->entity_configs("brokers"); all) {
+      if (auto it = all->find("<default>"); it != all->end()) cluster_default = it->second;
+      if (auto it = all->find(std::to_string(svc.config.broker_id)); it != all->end()) own = it->second;
+    }
+  auto dynamic_entry = [&](const std::string& name) -> std::optional<response::describe_configs_resource_result> {
+    std::vector<config_synonym> chain;
+    if (!r.resource_name.empty())
+      if (auto it = own.find(name); it != own.end()) chain.push_back({name, it->second, kDynamicBrokerConfig});
+    if (auto it = cluster_default.find(name); it != cluster_default.end())
+      chain.push_back({name, it->second, kDynamicDefaultBrokerConfig});
+    if (chain.empty()) return std::nullopt;
+    auto value = chain.front().value;
+    return entry(name, std::move(value), false, 5 /* LONG */, std::move(chain), synonyms);
+  };
+  // Kafka: "" is the cluster-wide dynamic default resource: only the dynamic defaults set there.
+  if (r.resource_name.empty()) {
+    for (const auto& [name, value] : cluster_default)
+      if (wanted(r.configuration_keys, name))
+        if (auto e = dynamic_entry(name)) out.configs.push_back(std::move(*e));
+    return out;
+  }
+  for (const auto& name : {std::string("leader.replication.throttled.rate"), std::string("follower.replication.throttled.rate"),
+                           std::string("replica.alter.log.dirs.io.max.bytes.per.second")})
+    if (wanted(r.configuration_keys, name) && !svc.config.values.contains(name))
+      if (auto e = dynamic_entry(name)) out.configs.push_back(std::move(*e));
   for (const auto& [name, value] : svc.config.values) {
     if (!wanted(r.configuration_keys, name)) continue;
     const bool set = svc.config.explicit_keys.contains(name);

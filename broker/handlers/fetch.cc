@@ -19,6 +19,8 @@
 #include "broker/handlers/topic_ids.h"
 #include "broker/partition_errc.h"
 #include "broker/purgatory.h"
+#include "broker/quota_manager.h"
+#include "broker/topic_config.h"
 #include "storage/errc.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/topic_registry.h"
@@ -39,7 +41,19 @@ struct slot {
   int32_t last_fetched_epoch;    // v12+ (-1: none)
   int64_t follower_high_watermark;  // v18+ (KIP-1166): the follower's high watermark; INT64_MAX: not sent
   uint64_t bytes = 0;            // read in the last pass (for the bytes-out metric)
+  bool throttled = false;        // a follower's fetch of a leader-throttled replica (KIP-73)
 };
+
+/// The leader side of the replication throttle (KIP-73): the topic's leader.replication.throttled.replicas names
+/// this broker's replica of the partition, so bytes sent to its followers count against this broker's
+/// leader.replication.throttled.rate.
+bool leader_throttled(const broker_services& svc, const partition& p) {
+  if (svc.quotas == nullptr) return false;
+  auto t = svc.topics.find(p.topic());
+  if (!t) return false;
+  auto list = t->configs.find("leader.replication.throttled.replicas");
+  return list != t->configs.end() && throttled_replica_listed(list->second, p.index(), svc.config.broker_id);
+}
 
 struct read_outcome {
   result<storage::read_result> data;
@@ -318,9 +332,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       placed.push_back(std::move(r.data));
       if (r.p) {
         const auto& fp = req.topics[r.topic].partitions[r.partition_at];
+        const bool throttled = from_follower && leader_throttled(svc, *r.p);
         slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
                          version >= 12 ? fp.last_fetched_epoch : -1,
-                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX});
+                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX, 0, throttled});
       }
     }
 
@@ -338,8 +353,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         if (!quick) {  // the strand is asked only when the atomics could not answer
           // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
           const int64_t now_ms = svc.clock.now_ms();
+          // Kafka's shouldLeaderThrottle: over the leader rate, a throttled follower not in the ISR gets no data.
+          const bool hold = s.throttled && svc.quotas->replication_exceeded(quota_manager::replication_side::leader, now_ms);
           auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
-                                                 now_ms, read_committed, epoch = s.current_leader_epoch,
+                                                 now_ms, read_committed, hold, epoch = s.current_leader_epoch,
                                                  last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
             if (!from_follower) {
               if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
@@ -368,6 +385,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
             auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
             if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
               return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
+            if (hold) {
+              const auto isr = p->isr();
+              if (std::find(isr.begin(), isr.end(), replica_id) == isr.end())
+                return read_outcome{storage::read_result{}, p->high_watermark(), p->log_start_offset(), std::move(expansion),
+                                    p->last_stable_offset(), {}};
+            }
             return read_outcome{p->read_for_follower(offset, limit, min_one), p->high_watermark(), p->log_start_offset(),
                                 std::move(expansion), p->last_stable_offset(), {}};
           });
@@ -415,6 +438,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         rec.file = outcome.data->region;
         s.out->records_ = std::move(rec);
         s.bytes = outcome.data->region.size;
+        if (s.throttled && s.bytes > 0)
+          svc.quotas->record_replication(quota_manager::replication_side::leader, static_cast<int64_t>(s.bytes),
+                                         svc.clock.now_ms());
         total += outcome.data->region.size;
         budget -= outcome.data->region.size;
         if (outcome.data->region.size > 0) min_one = false;

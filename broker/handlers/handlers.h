@@ -14,6 +14,9 @@
 #include "protocol/messages/describe_client_quotas.h"
 #include "protocol/messages/alter_client_quotas.h"
 #include "protocol/messages/describe_producers.h"
+#include "protocol/messages/elect_leaders.h"
+#include "protocol/messages/alter_partition_reassignments.h"
+#include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/messages/describe_transactions.h"
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/list_transactions.h"
@@ -117,6 +120,13 @@ task<protocol::list_transactions_response> list_transactions(broker_services&, r
                                                              protocol::list_transactions_request&);
 task<protocol::describe_producers_response> describe_producers(broker_services&, request_context&,
                                                                protocol::describe_producers_request&);
+
+// Replica placement by the controller (broker/handlers/reassignments.cc): KIP-455 reassignments, KIP-183/460 elections.
+task<protocol::alter_partition_reassignments_response> alter_partition_reassignments(
+    broker_services&, request_context&, protocol::alter_partition_reassignments_request&);
+task<protocol::list_partition_reassignments_response> list_partition_reassignments(
+    broker_services&, request_context&, protocol::list_partition_reassignments_request&);
+task<protocol::elect_leaders_response> elect_leaders(broker_services&, request_context&, protocol::elect_leaders_request&);
 
 // Replication (KIP-101): where a leader epoch ends in this leader's log.
 task<protocol::offset_for_leader_epoch_response> offset_for_leader_epoch(broker_services&, request_context&,

@@ -1,5 +1,7 @@
 #include "broker/replication/replica_fetcher.h"
 
+#include <set>
+
 #include "base/logging.h"
 #include "broker/fetch_session_cache.h"
 #include "broker/call_on.h"
@@ -17,8 +19,8 @@ constexpr int16_t offset_for_leader_epoch_version = 4;  // replica_id, current l
 }  // namespace
 
 replica_fetcher::replica_fetcher(asio::any_io_executor executor, const broker_config& config, int32_t leader_id,
-                                 sluice::clock& clock)
-    : strand_(asio::make_strand(executor)), config_(config), leader_id_(leader_id), clock_(clock),
+                                 sluice::clock& clock, follower_throttle throttle)
+    : strand_(asio::make_strand(executor)), config_(config), leader_id_(leader_id), clock_(clock), throttle_(std::move(throttle)),
       client_(strand_, "sluice-replica-fetcher-" + std::to_string(config.broker_id)), backoff_(strand_) {}
 
 void replica_fetcher::set_endpoint(std::string host, uint16_t port) {
@@ -199,8 +201,17 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
   req.session_id = session_id_;
   req.session_epoch = session_epoch_;
   std::map<key, sent_params> wanted;
+  const int64_t now_ms = clock_.now_ms();
+  const bool throttling = throttle_.covers && throttle_.exceeded && throttle_.exceeded(now_ms);
+  std::set<key> throttled;  // fetched partitions whose bytes count against follower.replication.throttled.rate
   for (const auto& [k, e] : work) {
     if (e.needs_truncation) continue;
+    if (throttle_.covers && throttle_.covers(k.first, k.second)) {
+      // Kafka's shouldFollowerThrottle: only a replica that is not in sync waits for the rate to fall.
+      const bool in_sync = e.leader_high_watermark >= 0 && e.p->log_end_offset() >= e.leader_high_watermark;
+      if (throttling && !in_sync) continue;
+      throttled.insert(k);
+    }
     const sent_params now{e.p->log_end_offset(), e.p->log_start_offset(), e.leader_epoch, partition_max};
     wanted.emplace(k, now);
     if (!full) {
@@ -258,6 +269,10 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
       const int64_t lso = pd.log_start_offset;
       if (pd.error_code == error_code::none) {
         any_ok = true;
+        if (auto live = partitions_.find(it->first); live != partitions_.end() && live->second.p == e.p)
+          live->second.leader_high_watermark = hw;
+        if (pd.records_ && pd.records_->size() > 0 && throttled.contains(it->first) && throttle_.record)
+          throttle_.record(static_cast<int64_t>(pd.records_->size()), clock_.now_ms());
         if (pd.records_ && pd.records_->size() > 0) {
           auto op = call_on(e.p->strand(), [p = e.p, records = *pd.records_, hw, lso, epoch = e.leader_epoch] {
             return p->append_as_follower(records.bytes, hw, lso, epoch);

@@ -3,6 +3,7 @@
 // follows on that leader, first truncate to where the leader's log agrees (OffsetForLeaderEpoch, KIP-101),
 // then fetch from the log end offset with replica_id set and append what comes as it is.
 #include <boost/asio.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,10 +15,22 @@
 
 namespace sluice::broker {
 
+/// The follower side of the replication throttle (KIP-73, Kafka's ReplicaFetcherThread with its quota): which of
+/// the partitions fetched are throttled replicas (the topic's follower.replication.throttled.replicas names this
+/// broker's replica), whether follower.replication.throttled.rate is used up, and the bytes fetched for throttled
+/// replicas. While it is used up, throttled replicas not in the ISR are left out of the fetch (and so out of the
+/// fetch session) until the rate falls below the limit. Empty functions: no throttle.
+struct follower_throttle {
+  std::function<bool(const std::string& topic, int32_t partition)> covers;
+  std::function<bool(int64_t now_ms)> exceeded;
+  std::function<void(int64_t bytes, int64_t now_ms)> record;
+};
+
 /// Strand: its own; every method posts there, so any thread may call them.
 class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
  public:
-  replica_fetcher(asio::any_io_executor executor, const broker_config& config, int32_t leader_id, sluice::clock& clock);
+  replica_fetcher(asio::any_io_executor executor, const broker_config& config, int32_t leader_id, sluice::clock& clock,
+                  follower_throttle throttle = {});
 
   /// Where the leader listens (from its registration); a change reconnects.
   void set_endpoint(std::string host, uint16_t port);
@@ -35,6 +48,7 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
     std::shared_ptr<partition> p;
     int32_t leader_epoch = 0;
     bool needs_truncation = true;
+    int64_t leader_high_watermark = -1;  // from the last fetch answer: caught up to it, the replica counts as in sync
   };
   using key = std::pair<std::string, int32_t>;
   asio::awaitable<void> run();
@@ -46,6 +60,7 @@ class replica_fetcher : public std::enable_shared_from_this<replica_fetcher> {
   const broker_config& config_;
   int32_t leader_id_;
   sluice::clock& clock_;
+  follower_throttle throttle_;
   broker_client client_;
   asio::steady_timer backoff_;
   std::string host_;

@@ -1,6 +1,7 @@
 #include "broker/replication/replica_manager.h"
 
 #include <future>
+#include <set>
 
 #include "base/logging.h"
 #include "base/metrics.h"
@@ -54,7 +55,7 @@ void replica_manager::stop_following() {
 std::shared_ptr<replica_fetcher> replica_manager::fetcher_for(int32_t leader_id, const coordination::cluster_snapshot& s) {
   auto& f = fetchers_[leader_id];
   if (!f) {
-    f = std::make_shared<replica_fetcher>(executor_, config_, leader_id, clock_);
+    f = std::make_shared<replica_fetcher>(executor_, config_, leader_id, clock_, throttle_);
     f->start();
   }
   if (auto b = s.brokers.find(leader_id); b != s.brokers.end())
@@ -67,9 +68,11 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
   const int32_t self = config_.broker_id;
   topics_.set_cluster(s);
   topics_.sync(*s, self);
+  std::set<std::pair<std::string, int32_t>> present;
   for (const auto& t : topics_.all()) {
     for (const auto& p : t->partitions) {
       if (!p) continue;
+      present.insert({t->name, p->index()});
       const coordination::partition_state* st = s->state(t->name, p->index());
       applied want;
       want.p = p;
@@ -83,10 +86,23 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
       want.leader = (s->registered && st) ? st->leader : -1;
       want.leader_epoch = st ? st->leader_epoch : 0;
       want.version = st ? st->version : -1;
+      if (want.role == replica_role::leader)
+        if (auto a = s->topics.find(t->name); a != s->topics.end() && p->index() < a->second.partition_count())
+          for (int32_t r : a->second.replicas[static_cast<size_t>(p->index())]) {
+            // A replica a reassignment is removing is never added back to the ISR once out of it (Kafka's
+            // controller sends the leader the target set for this): the controller drops it from the ISR at a
+            // new leader epoch before it rewrites the replica list, and between the two writes its fetches
+            // must not re-admit it.
+            const auto removing = a->second.removing_replicas.find(p->index());
+            const bool leaving = removing != a->second.removing_replicas.end() &&
+                                 std::find(removing->second.begin(), removing->second.end(), r) != removing->second.end() &&
+                                 std::find(st->isr.begin(), st->isr.end(), r) == st->isr.end();
+            if (!leaving) want.replicas.push_back(r);
+          }
       auto& had = applied_[{t->name, p->index()}];
       const bool same_partition = had.p.lock() == p;
       if (same_partition && had.role == want.role && had.leader == want.leader && had.leader_epoch == want.leader_epoch &&
-          had.version == want.version)
+          had.version == want.version && had.replicas == want.replicas)
         continue;
       const bool was_leader = same_partition && had.role == replica_role::leader;
       const applied had_before = had;
@@ -95,14 +111,13 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
       for (auto& [id, f] : fetchers_)
         if (want.role != replica_role::follower || id != want.leader) f->remove(p);
       if (want.role == replica_role::leader) {
-        const auto& a = s->topics.at(t->name);
-        auto replicas = a.replicas[static_cast<size_t>(p->index())];
+        auto replicas = want.replicas;
         auto isr = st->isr;
         const int32_t epoch = st->leader_epoch;
         const int32_t version = st->version;
         const int64_t now = clock_.now_ms();
         asio::post(p->strand(), [p, self, epoch, replicas, isr, version, now] {
-          if (p->is_leader() && p->leader_epoch() == epoch) p->apply_isr({epoch, isr, version});
+          if (p->is_leader() && p->leader_epoch() == epoch && p->replicas() == replicas) p->apply_isr({epoch, isr, version});
           else p->become_leader(self, epoch, replicas, isr, version, now);
         });
         if (!was_leader) {
@@ -121,6 +136,19 @@ void replica_manager::apply(std::shared_ptr<const coordination::cluster_snapshot
         }
       }
     }
+  }
+  // Partitions this broker no longer holds (a reassignment moved them away; their logs are being deleted): no
+  // fetcher keeps them, and a led one hands its coordinator shard over.
+  for (auto it = applied_.begin(); it != applied_.end();) {
+    if (present.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (auto p = it->second.p.lock()) {
+      for (auto& [id, f] : fetchers_) f->remove(p);
+      if (it->second.role == replica_role::leader && leadership_) leadership_(p, false);
+    }
+    it = applied_.erase(it);
   }
   // Endpoints may have changed; idle fetchers (no partition left) stay until stop: cheap, and a leader
   // often comes back.

@@ -37,6 +37,9 @@ class replica_manager {
   /// manager's strand).
   void stop_following();
 
+  /// The follower side of the replication throttle, given to every fetcher made from then on. Before start().
+  void set_follower_throttle(follower_throttle throttle) { throttle_ = std::move(throttle); }
+
   /// Called after a led partition's role changed (group coordinators load or unload their shard).
   void on_leadership_change(std::function<void(std::shared_ptr<partition>, bool leader)> f) { leadership_ = std::move(f); }
 
@@ -51,6 +54,7 @@ class replica_manager {
     int32_t leader = -1;
     int32_t leader_epoch = -1;
     int32_t version = -2;
+    std::vector<int32_t> replicas;  // the assignment applied to a led partition (reassignments change it)
   };
   void apply(std::shared_ptr<const coordination::cluster_snapshot> s);
   asio::awaitable<void> shrink_loop();
@@ -65,6 +69,7 @@ class replica_manager {
   asio::steady_timer shrink_timer_;
   std::map<std::pair<std::string, int32_t>, applied> applied_;
   std::map<int32_t, std::shared_ptr<replica_fetcher>> fetchers_;
+  follower_throttle throttle_;
   std::function<void(std::shared_ptr<partition>, bool)> leadership_;
   bool stopped_ = false;
   bool following_stopped_ = false;

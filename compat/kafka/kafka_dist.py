@@ -44,6 +44,8 @@ TOOLS = {
     "kafka-broker-api-versions.sh": ("org.apache.kafka.tools.BrokerApiVersionsCommand", None),
     "kafka-delete-records.sh": ("org.apache.kafka.tools.DeleteRecordsCommand", None),
     "kafka-get-offsets.sh": ("org.apache.kafka.tools.GetOffsetShell", None),
+    "kafka-reassign-partitions.sh": ("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", None),
+    "kafka-leader-election.sh": ("org.apache.kafka.tools.LeaderElectionCommand", None),
 }
 
 TOOLS_LOG4J2 = """\

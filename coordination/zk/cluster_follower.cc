@@ -26,7 +26,8 @@ bool same(const broker_registration& a, const broker_registration& b) {
          same_endpoints(a.endpoints, b.endpoints);
 }
 bool same(const topic_assignment& a, const topic_assignment& b) {
-  return a.name == b.name && a.id == b.id && a.replicas == b.replicas && a.configs == b.configs;
+  return a.name == b.name && a.id == b.id && a.replicas == b.replicas && a.configs == b.configs &&
+         a.adding_replicas == b.adding_replicas && a.removing_replicas == b.removing_replicas;
 }
 bool same(const partition_state& a, const partition_state& b) {
   return a.leader == b.leader && a.leader_epoch == b.leader_epoch && a.isr == b.isr &&

@@ -86,6 +86,54 @@ std::optional<partition_state> preferred_state(const std::vector<int32_t>& repli
   return bumped(current, preferred, current.isr, controller_epoch);
 }
 
+replica_plan plan_reassignment(const std::vector<int32_t>& replicas, const std::vector<int32_t>& adding,
+                               const std::vector<int32_t>& target) {
+  std::vector<int32_t> original;
+  for (int32_t b : replicas)
+    if (!contains(adding, b)) original.push_back(b);
+  replica_plan plan;
+  plan.replicas = target;
+  for (int32_t b : original)
+    if (!contains(target, b)) {
+      plan.replicas.push_back(b);
+      plan.removing.push_back(b);
+    }
+  for (int32_t b : target)
+    if (!contains(original, b)) plan.adding.push_back(b);
+  return plan;
+}
+
+partition_state state_for_replicas(const std::vector<int32_t>& replicas, const partition_state& current,
+                                   const cluster_liveness& live, int32_t controller_epoch) {
+  std::vector<int32_t> isr;
+  for (int32_t m : current.isr)
+    if (contains(replicas, m)) isr.push_back(m);
+  int32_t leader = current.leader;
+  if (leader < 0 || !contains(replicas, leader) || !live.eligible(leader)) {
+    leader = -1;
+    for (int32_t b : replicas)
+      if (live.eligible(b) && contains(isr, b)) {
+        leader = b;
+        break;
+      }
+  }
+  return bumped(current, leader, std::move(isr), controller_epoch);
+}
+
+std::optional<partition_state> unclean_state(const std::vector<int32_t>& replicas, const partition_state& current,
+                                             const cluster_liveness& live, int32_t controller_epoch) {
+  for (int32_t b : replicas)
+    if (live.eligible(b) && contains(current.isr, b)) {
+      std::vector<int32_t> isr;
+      for (int32_t m : current.isr)
+        if (live.eligible(m)) isr.push_back(m);
+      return bumped(current, b, std::move(isr), controller_epoch);
+    }
+  for (int32_t b : replicas)
+    if (live.eligible(b)) return bumped(current, b, {b}, controller_epoch);
+  return std::nullopt;
+}
+
 std::set<int32_t> imbalanced_brokers(const std::map<std::string, std::vector<std::vector<int32_t>>, std::less<>>& assignments,
                                      const std::map<std::string, std::vector<partition_state>, std::less<>>& states,
                                      int32_t percentage) {

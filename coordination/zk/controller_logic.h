@@ -43,6 +43,32 @@ std::optional<partition_state> next_state(const std::vector<int32_t>& replicas, 
 std::optional<partition_state> preferred_state(const std::vector<int32_t>& replicas, const partition_state& current,
                                                const cluster_liveness& live, int32_t controller_epoch);
 
+/// A partition's replica sets during a reassignment (KIP-455).
+struct replica_plan {
+  std::vector<int32_t> replicas;  // target, then the original replicas not in it
+  std::vector<int32_t> adding;    // target replicas not among the original ones
+  std::vector<int32_t> removing;  // original replicas not in the target
+};
+
+/// The plan to move a partition to `target` when its replica set is `replicas` and an ongoing reassignment is
+/// adding `adding` (empty when none): the original replicas are `replicas` without `adding` (Kafka: a new
+/// reassignment replaces an ongoing one, measured from where the partition was before it).
+replica_plan plan_reassignment(const std::vector<int32_t>& replicas, const std::vector<int32_t>& adding,
+                               const std::vector<int32_t>& target);
+
+/// The state to write once a partition's replica set became `replicas` (a reassignment started, completed or was
+/// cancelled): the ISR keeps only members of `replicas`; a leader outside them, dead or shutting down is
+/// replaced by the first eligible ISR member in `replicas` order (-1 when none). The leader epoch is bumped
+/// even when leader and ISR stay, as Kafka does, so the leader learns its new followers.
+partition_state state_for_replicas(const std::vector<int32_t>& replicas, const partition_state& current,
+                                   const cluster_liveness& live, int32_t controller_epoch);
+
+/// Unclean election asked for by ElectLeaders (KIP-460) for a partition whose leader is not live: the first
+/// eligible ISR member in assignment order, else the first eligible replica (isr = [it]). nullopt when no
+/// replica is eligible. The caller checks first that the leader is gone (else ELECTION_NOT_NEEDED).
+std::optional<partition_state> unclean_state(const std::vector<int32_t>& replicas, const partition_state& current,
+                                             const cluster_liveness& live, int32_t controller_epoch);
+
 /// Kafka's auto leader rebalance check: the preferred brokers whose imbalance ratio (partitions they should
 /// lead but do not / partitions they should lead) exceeds `percentage` / 100. Partitions whose state is
 /// unknown are ignored.

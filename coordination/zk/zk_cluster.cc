@@ -146,6 +146,28 @@ result<void> zk_cluster::request_leader_move(const std::string& topic, int32_t p
   return store_.request_leader_move(topic, partition, broker);
 }
 
+result<std::vector<partition_outcome>> zk_cluster::alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                                       bool allow_rf_change) {
+  if (session_.stopped()) return view_fail(view_errc::not_registered, "stopped");
+  if (session_.on_thread()) return view_fail(view_errc::unavailable, "alter_reassignments called on the coordination thread");
+  return session_.run_sync([&]() -> result<std::vector<partition_outcome>> {
+    auto r = controller_.alter_reassignments(requests, allow_rf_change);
+    follower_.publish();
+    return r;
+  });
+}
+
+result<std::vector<partition_outcome>> zk_cluster::elect_leaders(
+    bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+  if (session_.stopped()) return view_fail(view_errc::not_registered, "stopped");
+  if (session_.on_thread()) return view_fail(view_errc::unavailable, "elect_leaders called on the coordination thread");
+  return session_.run_sync([&]() -> result<std::vector<partition_outcome>> {
+    auto r = controller_.elect_leaders(unclean, partitions);
+    follower_.publish();
+    return r;
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // cluster_store (caller's thread)
 

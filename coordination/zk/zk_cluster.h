@@ -81,6 +81,13 @@ class zk_cluster final : public cluster_store, public cluster_view, private sess
   /// Rewrites /brokers/topics/<t> with `broker` first, then adds the partition to
   /// /admin/preferred_replica_election; the controller elects and deletes the znode.
   result<void> request_leader_move(const std::string& topic, int32_t partition, int32_t broker) override;
+  /// On the coordination thread, by the controller part (zk_controller::alter_reassignments); publishes the
+  /// resulting snapshot before returning. not_controller when this broker is not the controller.
+  result<std::vector<partition_outcome>> alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                             bool allow_rf_change) override;
+  /// On the coordination thread (zk_controller::elect_leaders); publishes before returning.
+  result<std::vector<partition_outcome>> elect_leaders(
+      bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) override;
   void stop() override;
 
   // For tests and diagnostics.

@@ -1,9 +1,12 @@
 #include "coordination/zk/zk_controller.h"
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <vector>
 
 #include "base/logging.h"
+#include "coordination/replica_assignment.h"
 #include "coordination/zk/zk_cluster_util.h"
 #include "coordination/zk/znodes.h"
 
@@ -166,6 +169,8 @@ void zk_controller::reconcile() {
   }
   known_czxid_.clear();
   for (const auto& [id, b] : st.brokers) known_czxid_[id] = b.czxid;
+  complete_reassignments();
+  if (!is_controller_) return;
   handle_preferred_elections();
   if (!is_controller_) return;
   answer_shutdowns();
@@ -341,6 +346,238 @@ void zk_controller::rebalance_preferred_leaders() {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// reassignments (KIP-455) and elections (KIP-183, KIP-460)
+
+bool zk_controller::write_assignment(const std::string& topic, const std::function<void(topic_assignment&)>& change) {
+  auto s = session_.current();
+  if (!s) return false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto node = s->get(topic_znode::path(topic), nullptr);
+    if (node.code == zk_code::no_node) return false;
+    if (!node.ok()) {
+      session_.on_zk_error(node.code);
+      return false;
+    }
+    auto t = topic_znode::decode(topic, node.value.data);
+    if (!t) {
+      log::error("zookeeper: controller: cannot change topic {}: {}", topic, t.err().message);
+      return false;
+    }
+    change(*t);
+    size_t failed = 0;
+    auto rc = s->multi({zk_op::check(controller_epoch_znode::path(), controller_epoch_version_),
+                        zk_op::set(topic_znode::path(topic), topic_znode::encode(*t), node.value.stat.version)},
+                       &failed);
+    if (rc == zk_code::ok) {
+      auto& topics = follower_.state().topics;
+      if (auto it = topics.find(topic); it != topics.end()) {
+        t->configs = it->second.configs;
+        it->second = std::move(*t);
+      }
+      return true;
+    }
+    if (failed == 0 && (rc == zk_code::bad_version || rc == zk_code::no_node)) {
+      log::warn("zookeeper: /controller_epoch moved on: another broker is the controller");
+      resign();
+      return false;
+    }
+    if (rc == zk_code::bad_version) continue;  // the topic changed meanwhile (partitions added): read again
+    if (rc != zk_code::no_node) session_.on_zk_error(rc);
+    return false;
+  }
+  return false;
+}
+
+bool zk_controller::write_state_for_replicas(const std::string& topic, int32_t partition,
+                                             const std::vector<int32_t>& replicas) {
+  auto& st = follower_.state();
+  const auto live = liveness();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto it = st.states.find(topic);
+    if (it == st.states.end() || static_cast<size_t>(partition) >= it->second.size()) return true;
+    const partition_state current = it->second[static_cast<size_t>(partition)];
+    if (current.version < 0) return true;
+    if (write_state(topic, partition, state_for_replicas(replicas, current, live, controller_epoch_))) return true;
+    if (!is_controller_) return false;
+    follower_.load_state(topic, partition);
+  }
+  return false;
+}
+
+bool zk_controller::finish_reassignment(const std::string& topic, int32_t partition, const std::vector<int32_t>& replicas) {
+  if (!write_state_for_replicas(topic, partition, replicas)) return false;
+  const bool written = write_assignment(topic, [&](topic_assignment& t) {
+    if (partition >= t.partition_count()) return;
+    t.replicas[static_cast<size_t>(partition)] = replicas;
+    t.adding_replicas.erase(partition);
+    t.removing_replicas.erase(partition);
+  });
+  if (written)
+    log::info("zookeeper: controller: reassignment of {}-{} done: replicas [{}]", topic, partition, fmt::join(replicas, ","));
+  return written;
+}
+
+void zk_controller::complete_reassignments() {
+  const auto& st = follower_.state();
+  std::vector<std::pair<std::string, int32_t>> due;
+  for (const auto& [name, t] : st.topics) {
+    if (st.deleting.contains(name)) continue;
+    std::set<int32_t> moving;
+    for (const auto& [p, ids] : t.adding_replicas) moving.insert(p);
+    for (const auto& [p, ids] : t.removing_replicas) moving.insert(p);
+    for (int32_t p : moving) {
+      const auto* state = [&]() -> const partition_state* {
+        auto it = st.states.find(name);
+        if (it == st.states.end() || p < 0 || static_cast<size_t>(p) >= it->second.size()) return nullptr;
+        return &it->second[static_cast<size_t>(p)];
+      }();
+      if (state == nullptr || state->version < 0) continue;
+      const auto target = t.target_replicas(p);
+      const bool caught_up = !target.empty() && std::all_of(target.begin(), target.end(), [&](int32_t b) {
+        return std::find(state->isr.begin(), state->isr.end(), b) != state->isr.end();
+      });
+      if (caught_up) due.emplace_back(name, p);
+    }
+  }
+  for (const auto& [name, p] : due) {
+    auto t = follower_.state().topics.find(name);
+    if (t == follower_.state().topics.end()) continue;
+    const auto target = t->second.target_replicas(p);
+    if (!finish_reassignment(name, p, target) && !is_controller_) return;
+  }
+}
+
+partition_outcome zk_controller::reassign(const reassignment_request& r, bool allow_rf_change) {
+  partition_outcome out{r.topic, r.partition, admin_outcome::ok, {}};
+  auto fail = [&](admin_outcome o, std::string message) {
+    out.outcome = o;
+    out.message = std::move(message);
+    return out;
+  };
+  auto& st = follower_.state();
+  auto t = st.topics.find(r.topic);
+  if (t == st.topics.end() || st.deleting.contains(r.topic) || r.partition < 0 || r.partition >= t->second.partition_count())
+    return fail(admin_outcome::unknown_partition, "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + ".");
+  const auto& a = t->second;
+  const auto current = a.replicas[static_cast<size_t>(r.partition)];
+  if (!r.target) {
+    if (!a.reassigning(r.partition))
+      return fail(admin_outcome::no_reassignment, "No ongoing reassignment for partition " + r.topic + "-" +
+                                                      std::to_string(r.partition) + ".");
+    const auto original = a.original_replicas(r.partition);
+    if (!finish_reassignment(r.topic, r.partition, original))
+      return fail(admin_outcome::invalid_assignment, "The reassignment could not be cancelled; try again.");
+    log::info("zookeeper: controller: reassignment of {}-{} cancelled: replicas [{}]", r.topic, r.partition,
+              fmt::join(original, ","));
+    return out;
+  }
+  const auto& target = *r.target;
+  const auto original = a.original_replicas(r.partition);
+  if (auto bad = check_reassignment_target(target, [&](int32_t b) { return st.brokers.contains(b); }, original.size(),
+                                           allow_rf_change))
+    return fail(bad->first, bad->second);
+  auto adding_now = a.adding_replicas.find(r.partition);
+  const auto plan = plan_reassignment(current, adding_now == a.adding_replicas.end() ? std::vector<int32_t>{} : adding_now->second,
+                                      target);
+  auto listed = [&](const std::map<int32_t, std::vector<int32_t>>& m) {
+    auto it = m.find(r.partition);
+    return it == m.end() ? std::vector<int32_t>{} : it->second;
+  };
+  if (plan.replicas == current && plan.adding == listed(a.adding_replicas) && plan.removing == listed(a.removing_replicas))
+    return out;  // already there, or already moving there
+  if (!write_assignment(r.topic, [&](topic_assignment& w) {
+        if (r.partition >= w.partition_count()) return;
+        w.replicas[static_cast<size_t>(r.partition)] = plan.replicas;
+        if (plan.adding.empty()) w.adding_replicas.erase(r.partition);
+        else w.adding_replicas[r.partition] = plan.adding;
+        if (plan.removing.empty()) w.removing_replicas.erase(r.partition);
+        else w.removing_replicas[r.partition] = plan.removing;
+      }))
+    return fail(admin_outcome::invalid_assignment, "The reassignment could not be stored; try again.");
+  log::info("zookeeper: controller: reassignment of {}-{} to [{}]: replicas [{}], adding [{}], removing [{}]", r.topic,
+            r.partition, fmt::join(target, ","), fmt::join(plan.replicas, ","), fmt::join(plan.adding, ","),
+            fmt::join(plan.removing, ","));
+  // The leader learns the new replica set through a new leader epoch; replicas an earlier reassignment was adding
+  // and this one drops leave the ISR.
+  write_state_for_replicas(r.topic, r.partition, plan.replicas);
+  return out;
+}
+
+result<std::vector<partition_outcome>> zk_controller::alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                                          bool allow_rf_change) {
+  if (!is_controller_ || !session_.registered())
+    return error{view_errc::not_controller, "This is not the correct controller for this cluster."};
+  std::vector<partition_outcome> out;
+  for (const auto& r : requests) {
+    out.push_back(reassign(r, allow_rf_change));
+    if (!is_controller_) return error{view_errc::not_controller, "This broker stopped being the controller."};
+  }
+  complete_reassignments();  // a target already in the ISR (a shrink, a reorder) is done at once
+  return out;
+}
+
+partition_outcome zk_controller::elect(const std::string& topic, int32_t partition, bool unclean, const cluster_liveness& live) {
+  partition_outcome out{topic, partition, admin_outcome::ok, {}};
+  auto fail = [&](admin_outcome o, std::string message) {
+    out.outcome = o;
+    out.message = std::move(message);
+    return out;
+  };
+  auto& st = follower_.state();
+  auto t = st.topics.find(topic);
+  if (t == st.topics.end() || st.deleting.contains(topic))
+    return fail(admin_outcome::unknown_partition, "No such topic as " + topic);
+  if (partition < 0 || partition >= t->second.partition_count())
+    return fail(admin_outcome::unknown_partition, "No such partition as " + topic + "-" + std::to_string(partition));
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto& replicas = t->second.replicas[static_cast<size_t>(partition)];
+    auto states = st.states.find(topic);
+    if (states == st.states.end() || static_cast<size_t>(partition) >= states->second.size() ||
+        states->second[static_cast<size_t>(partition)].version < 0)
+      return fail(admin_outcome::no_eligible_leader, "The partition has no state yet.");
+    const partition_state current = states->second[static_cast<size_t>(partition)];
+    std::optional<partition_state> next;
+    if (unclean) {
+      if (current.leader >= 0 && live.live.contains(current.leader))
+        return fail(admin_outcome::election_not_needed, "Leader election not needed for topic partition.");
+      next = unclean_state(replicas, current, live, controller_epoch_);
+      if (!next) return fail(admin_outcome::no_eligible_leader, "Eligible topic partition leaders are not available.");
+    } else {
+      if (!replicas.empty() && current.leader == replicas.front())
+        return fail(admin_outcome::election_not_needed, "Leader election not needed for topic partition.");
+      next = preferred_state(replicas, current, live, controller_epoch_);
+      if (!next) return fail(admin_outcome::preferred_not_available, "The preferred leader was not available.");
+    }
+    if (write_state(topic, partition, *next)) return out;
+    if (!is_controller_) break;
+    follower_.load_state(topic, partition);
+  }
+  return fail(admin_outcome::no_eligible_leader, "The election could not be stored; try again.");
+}
+
+result<std::vector<partition_outcome>> zk_controller::elect_leaders(
+    bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
+  if (!is_controller_ || !session_.registered())
+    return error{view_errc::not_controller, "This is not the correct controller for this cluster."};
+  const auto live = liveness();
+  std::vector<partition_outcome> out;
+  if (partitions) {
+    for (const auto& [topic, p] : *partitions) out.push_back(elect(topic, p, unclean, live));
+  } else {
+    // Every partition; only those an election was needed for are answered (Kafka's electAll).
+    std::vector<std::pair<std::string, int32_t>> all;
+    for (const auto& [name, t] : follower_.state().topics)
+      if (!follower_.state().deleting.contains(name))
+        for (int32_t p = 0; p < t.partition_count(); ++p) all.emplace_back(name, p);
+    for (const auto& [topic, p] : all) {
+      auto o = elect(topic, p, unclean, live);
+      if (o.outcome != admin_outcome::election_not_needed) out.push_back(std::move(o));
+    }
+  }
+  return out;
 }
 
 }  // namespace sluice::coordination::zk

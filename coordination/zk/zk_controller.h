@@ -12,6 +12,10 @@
 //
 // Threads: the coordination thread; is_controller() and controller_epoch() from any thread.
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <map>
 #include <set>
 #include <string>
@@ -45,6 +49,18 @@ class zk_controller final : public follower_listener {
   /// On zk_cluster::stop: cancels the rebalance timer and stops acting as the controller.
   void stop();
 
+  /// cluster_view::alter_reassignments on the controller (KIP-455, Kafka's ZooKeeper-mode
+  /// onPartitionReassignment): validates each partition, then for a move writes the topic znode with the
+  /// replica set target + original replicas and the adding/removing lists, and the partition state with the
+  /// leader epoch bumped (the leader learns its new followers); a move whose target is already in the ISR
+  /// completes at once (complete_reassignments). A cancel reverts to the original replicas. Errors:
+  /// not_controller.
+  result<std::vector<partition_outcome>> alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                             bool allow_rf_change);
+  /// cluster_view::elect_leaders on the controller.
+  result<std::vector<partition_outcome>> elect_leaders(
+      bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions);
+
   // follower_listener
   void controller_gone() override;
   void controller_seen(int64_t owner) override;
@@ -57,6 +73,21 @@ class zk_controller final : public follower_listener {
   /// the epoch moved on (resigned).
   bool write_state(const std::string& topic, int32_t partition, const partition_state& next);
   void answer_shutdowns();
+  /// Read-modify-write of /brokers/topics/<t> fenced by the controller epoch (retried on BADVERSION); on success
+  /// followed_state holds the result. False when the topic is gone, on ZooKeeper errors, or when resigned.
+  bool write_assignment(const std::string& topic, const std::function<void(topic_assignment&)>& change);
+  /// Writes state_for_replicas(replicas) for one partition (re-read and retried on a version conflict). True
+  /// when written or when the partition has no state yet (its first state is made from the assignment).
+  bool write_state_for_replicas(const std::string& topic, int32_t partition, const std::vector<int32_t>& replicas);
+  /// Ends a reassignment: the state for `replicas` first (removed replicas leave the ISR, the leader moves when
+  /// it is not among them), then the topic znode with replicas[p] = `replicas` and no adding/removing entry.
+  bool finish_reassignment(const std::string& topic, int32_t partition, const std::vector<int32_t>& replicas);
+  /// In reconcile: finishes every reassignment whose target replicas are all in the ISR (KIP-455 phase B).
+  void complete_reassignments();
+  /// One partition of alter_reassignments.
+  partition_outcome reassign(const reassignment_request& r, bool allow_rf_change);
+  /// One partition of elect_leaders.
+  partition_outcome elect(const std::string& topic, int32_t partition, bool unclean, const cluster_liveness& live);
   /// /admin/preferred_replica_election (Kafka's ZooKeeper-mode PreferredReplicaElectionHandler): for each
   /// partition named, the assignment read fresh, its first replica made leader where controller_logic's
   /// preferred_state allows (alive, not shutting down, in the ISR; epoch + 1), then the znode deleted on the

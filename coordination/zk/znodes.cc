@@ -167,9 +167,15 @@ result<int32_t> controller_epoch_znode::decode(const std::string& data) {
 std::string topic_znode::encode(const topic_assignment& t) {
   json::object partitions;
   for (size_t p = 0; p < t.replicas.size(); ++p) partitions[std::to_string(p)] = to_array(t.replicas[p]);
+  auto by_partition = [](const std::map<int32_t, std::vector<int32_t>>& m) {
+    json::object out;
+    for (const auto& [p, ids] : m)
+      if (!ids.empty()) out[std::to_string(p)] = to_array(ids);
+    return out;
+  };
   json::object o{{"partitions", std::move(partitions)},
-                 {"adding_replicas", json::object{}},
-                 {"removing_replicas", json::object{}},
+                 {"adding_replicas", by_partition(t.adding_replicas)},
+                 {"removing_replicas", by_partition(t.removing_replicas)},
                  {"version", 3}};
   if (t.id != topic_id{}) o["topic_id"] = to_base64(t.id);
   return json::serialize(o);
@@ -198,6 +204,20 @@ result<topic_assignment> topic_znode::decode(const std::string& topic, const std
     if (id->is_string()) parsed = topic_id_from_base64(std::string(id->as_string()));
     if (!parsed) return malformed("topic " + topic + " has a bad topic_id", data);
     t.id = *parsed;
+  }
+  // KIP-455 reassignment state (version 2+); absent or null in older znodes.
+  for (auto [key, out] : {std::pair<const char*, std::map<int32_t, std::vector<int32_t>>*>{"adding_replicas", &t.adding_replicas},
+                          {"removing_replicas", &t.removing_replicas}}) {
+    const auto* v = o.if_contains(key);
+    if (v == nullptr || v->is_null()) continue;
+    if (!v->is_object()) return malformed("topic " + topic + " has a bad " + key, data);
+    for (const auto& [pk, ids] : v->as_object()) {
+      int64_t p = -1;
+      std::vector<int32_t> list;
+      if (!parse_i64(pk, p) || p < 0 || p >= t.partition_count() || !get_int_list(ids, list))
+        return malformed("topic " + topic + " has a bad " + key, data);
+      if (!list.empty()) (*out)[static_cast<int32_t>(p)] = std::move(list);
+    }
   }
   return t;
 }

@@ -64,8 +64,9 @@ struct controller_epoch_znode {
   static result<int32_t> decode(const std::string& data);
 };
 
-/// /brokers/topics/<t>: {"partitions":{"0":[1,2,3]},"topic_id":"<base64>","adding_replicas":{},
-/// "removing_replicas":{},"version":3}. `configs` is not part of it (see topic_config_znode).
+/// /brokers/topics/<t>: {"partitions":{"0":[1,2,3]},"topic_id":"<base64>","adding_replicas":{"0":[4]},
+/// "removing_replicas":{"0":[1]},"version":3}: adding/removing name only partitions being reassigned (KIP-455).
+/// `configs` is not part of it (see topic_config_znode).
 struct topic_znode {
   static std::string path(const std::string& topic) { return std::string(kTopicsPath) + "/" + topic; }
   static std::string partitions_path(const std::string& topic) { return path(topic) + "/partitions"; }

@@ -197,6 +197,11 @@ std::map<api_key, probe> probes() {
   p[api_key::describe_topic_partitions] =
       make_probe<describe_topic_partitions_request, describe_topic_partitions_response>();
   p[api_key::list_config_resources] = make_probe<list_config_resources_request, list_config_resources_response>();
+  p[api_key::elect_leaders] = make_probe<elect_leaders_request, elect_leaders_response>();
+  p[api_key::alter_partition_reassignments] =
+      make_probe<alter_partition_reassignments_request, alter_partition_reassignments_response>();
+  p[api_key::list_partition_reassignments] =
+      make_probe<list_partition_reassignments_request, list_partition_reassignments_response>();
   p[api_key::consumer_group_heartbeat] =
       make_probe<consumer_group_heartbeat_request, consumer_group_heartbeat_response>();
   p[api_key::consumer_group_describe] = make_probe<consumer_group_describe_request, consumer_group_describe_response>();

@@ -344,6 +344,34 @@ TEST_F(quota_test, user_then_default_user_then_client_id) {
   EXPECT_EQ(q.record(quota_manager::kind::produce, "alice", "app", 100 * 1048576, 1000), 11000);
 }
 
+// KIP-73: the replication throttle rates are this broker's dynamic configs (/config/brokers/<id>) over the
+// cluster-wide default (/config/brokers/<default>); the measured rate is compared with them.
+TEST_F(quota_test, replication_throttle_rates_per_broker_over_the_default) {
+  quota_manager q(*store_, 11, 1);
+  q.set_broker_id(3);
+  const auto leader = quota_manager::replication_side::leader;
+  const auto follower = quota_manager::replication_side::follower;
+  ASSERT_TRUE(q.reload().ok());
+  EXPECT_EQ(q.replication_limit(leader), std::nullopt);
+  q.record_replication(leader, 1'000'000'000, 0);
+  EXPECT_FALSE(q.replication_exceeded(leader, 0)) << "no limit, never exceeded";
+  ASSERT_TRUE(q.set_entity_configs("brokers", default_quota_entity, {{"leader.replication.throttled.rate", "1000"},
+                                                                    {"follower.replication.throttled.rate", "500"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("brokers", "3", {{"follower.replication.throttled.rate", "20000"}}).ok());
+  ASSERT_TRUE(q.set_entity_configs("brokers", "4", {{"leader.replication.throttled.rate", "1"}}).ok());
+  ASSERT_TRUE(q.reload().ok());
+  EXPECT_EQ(q.replication_limit(leader), 1000.0) << "the default: broker 4's own rate is not ours";
+  EXPECT_EQ(q.replication_limit(follower), 20000.0) << "our own rate wins over the default";
+  EXPECT_TRUE(q.replication_exceeded(leader, 0)) << "1e9 bytes over a 10 s window is far above 1000 B/s";
+  // Follower: 100 kB within the window is 10 kB/s, under 20000; another 200 kB makes 30 kB/s, over it.
+  q.record_replication(follower, 100'000, 0);
+  EXPECT_FALSE(q.replication_exceeded(follower, 0));
+  q.record_replication(follower, 200'000, 0);
+  EXPECT_TRUE(q.replication_exceeded(follower, 0));
+  // Eleven seconds later the samples have aged out.
+  EXPECT_FALSE(q.replication_exceeded(follower, 12'000));
+}
+
 TEST_F(quota_test, user_and_client_id_levels_in_kafka_order) {
   quota_manager q(*store_, 11, 1);
   const auto produce = quota_manager::kind::produce;

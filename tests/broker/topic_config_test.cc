@@ -326,5 +326,14 @@ TEST(TopicNameCollision, DotAndUnderscoreAreTheSame) {
   EXPECT_FALSE(topic_names_collide("A_b", "a.b"));
 }
 
+TEST(TopicConfigValidation, ThrottledReplicaListsNamePartitionAndBroker) {
+  EXPECT_TRUE(throttled_replica_listed("*", 7, 3));
+  EXPECT_TRUE(throttled_replica_listed("0:1,1:3", 1, 3));
+  EXPECT_FALSE(throttled_replica_listed("0:1,1:3", 1, 1));
+  EXPECT_FALSE(throttled_replica_listed("0:1,1:3", 0, 3));
+  EXPECT_FALSE(throttled_replica_listed("", 0, 1));
+  EXPECT_FALSE(throttled_replica_listed("10:1", 1, 1)) << "whole entries, not substrings";
+}
+
 }  // namespace
 }  // namespace sluice::broker

@@ -340,6 +340,114 @@ TEST_F(zk_cluster_test, controlled_shutdown_moves_leadership_away) {
   EXPECT_TRUE(state_is("single", 0, -1, {2}, 1));
 }
 
+// AlterPartitionReassignments underneath (KIP-455): [1,2,3] -> [2,3,4] grows the replica set, waits for 4 in
+// the ISR, then drops 1 and moves the lead into the target; the topic znode carries adding/removing meanwhile.
+TEST_F(zk_cluster_test, reassignment_adds_then_removes_replicas_once_the_target_is_in_sync) {
+  for (int32_t id = 1; id <= 4; ++id) start(id);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 4; }));
+  ASSERT_TRUE(brokers[1]->create_topic({"r", random_topic_id(), {{1, 2, 3}}, {}}).ok());
+  ASSERT_TRUE(state_is("r", 0, 1, {1, 2, 3}, 0));
+  const int32_t ctl = controller_id();
+  ASSERT_GE(ctl, 1);
+  const int32_t other = ctl == 1 ? 2 : 1;
+  auto refused = brokers[other]->alter_reassignments({{"r", 0, std::vector<int32_t>{2, 3, 4}}}, true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err().code, view_errc::not_controller);
+
+  auto started = brokers[ctl]->alter_reassignments({{"r", 0, std::vector<int32_t>{2, 3, 4}}}, true);
+  ASSERT_TRUE(started.ok()) << started.err().message;
+  ASSERT_EQ(started->size(), 1u);
+  EXPECT_EQ((*started)[0].outcome, admin_outcome::ok) << (*started)[0].message;
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) {
+    const auto& t = s.topics.at("r");
+    return t.replicas[0] == std::vector<int32_t>{2, 3, 4, 1} && t.adding_replicas.at(0) == std::vector<int32_t>{4} &&
+           t.removing_replicas.at(0) == std::vector<int32_t>{1};
+  }));
+  EXPECT_TRUE(state_is("r", 0, 1, {1, 2, 3}, 1)) << "the leader learns its new follower through a new epoch";
+  auto stored = topic_znode::decode("r", *zk->data("/brokers/topics/r"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->adding_replicas.at(0), (std::vector<int32_t>{4}));
+
+  // Asking again for the same target changes nothing; 4 is not in sync yet, so the move is still under way.
+  auto again = brokers[ctl]->alter_reassignments({{"r", 0, std::vector<int32_t>{2, 3, 4}}}, true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].outcome, admin_outcome::ok);
+  EXPECT_TRUE(brokers[ctl]->snapshot()->topics.at("r").reassigning(0));
+
+  // The leader takes 4 into the ISR: the controller completes the move.
+  partition_state next = *brokers[1]->snapshot()->state("r", 0);
+  next.isr = {1, 2, 3, 4};
+  ASSERT_TRUE(brokers[1]->update_isr("r", 0, next).ok());
+  EXPECT_TRUE(state_is("r", 0, 2, {2, 3, 4}, 2));
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) {
+    const auto& t = s.topics.at("r");
+    return t.replicas[0] == std::vector<int32_t>{2, 3, 4} && !t.reassigning(0);
+  }));
+  stored = topic_znode::decode("r", *zk->data("/brokers/topics/r"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->adding_replicas.empty() && stored->removing_replicas.empty());
+}
+
+TEST_F(zk_cluster_test, reassignment_errors_cancel_and_reorder_then_preferred_and_unclean_elections) {
+  for (int32_t id = 1; id <= 3; ++id) start(id);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.brokers.size() == 3; }));
+  ASSERT_TRUE(brokers[1]->create_topic({"e", random_topic_id(), {{1, 2}}, {}}).ok());
+  ASSERT_TRUE(state_is("e", 0, 1, {1, 2}, 0));
+  auto& c = *controller();
+  auto outcome = [&](reassignment_request r, bool allow = true) {
+    auto o = c.alter_reassignments({std::move(r)}, allow);
+    EXPECT_TRUE(o.ok());
+    return o.ok() && o->size() == 1 ? (*o)[0] : partition_outcome{};
+  };
+  EXPECT_EQ(outcome({"nope", 0, std::vector<int32_t>{1}}).outcome, admin_outcome::unknown_partition);
+  EXPECT_EQ(outcome({"e", 5, std::vector<int32_t>{1}}).outcome, admin_outcome::unknown_partition);
+  EXPECT_EQ(outcome({"e", 0, std::vector<int32_t>{}}).outcome, admin_outcome::invalid_assignment);
+  EXPECT_EQ(outcome({"e", 0, std::vector<int32_t>{1, 1}}).outcome, admin_outcome::invalid_assignment);
+  auto unregistered = outcome({"e", 0, std::vector<int32_t>{1, 9}});
+  EXPECT_EQ(unregistered.outcome, admin_outcome::invalid_assignment);
+  EXPECT_NE(unregistered.message.find("broker 9"), std::string::npos) << unregistered.message;
+  EXPECT_EQ(outcome({"e", 0, std::vector<int32_t>{1, 2, 3}}, false).outcome, admin_outcome::invalid_replication_factor);
+  EXPECT_EQ(outcome({"e", 0, std::nullopt}).outcome, admin_outcome::no_reassignment);
+
+  // A move to [2,3] cancelled before 3 is in sync: back to [1,2] (original replicas in replica-set order).
+  EXPECT_EQ(outcome({"e", 0, std::vector<int32_t>{2, 3}}).outcome, admin_outcome::ok);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) { return s.topics.at("e").replicas[0] == std::vector<int32_t>{2, 3, 1}; }));
+  EXPECT_EQ(outcome({"e", 0, std::nullopt}).outcome, admin_outcome::ok);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) {
+    const auto& t = s.topics.at("e");
+    return t.replicas[0] == std::vector<int32_t>{2, 1} && !t.reassigning(0);
+  }));
+  // Epochs: 0 created, 1 move started, 2 cancelled. 1 still leads (it is in the original replicas).
+  EXPECT_TRUE(state_is("e", 0, 1, {1, 2}, 2));
+
+  // The assignment is now [2,1]: 2 is the preferred leader. ElectLeaders (preferred) moves the lead there.
+  auto elected = c.elect_leaders(false, std::vector<std::pair<std::string, int32_t>>{{"e", 0}, {"nope", 0}});
+  ASSERT_TRUE(elected.ok());
+  ASSERT_EQ(elected->size(), 2u);
+  EXPECT_EQ((*elected)[0].outcome, admin_outcome::ok);
+  EXPECT_EQ((*elected)[1].outcome, admin_outcome::unknown_partition);
+  EXPECT_TRUE(state_is("e", 0, 2, {1, 2}, 3));
+  elected = c.elect_leaders(false, std::vector<std::pair<std::string, int32_t>>{{"e", 0}});
+  ASSERT_TRUE(elected.ok());
+  EXPECT_EQ((*elected)[0].outcome, admin_outcome::election_not_needed);
+  // Every partition: only those that needed an election are answered.
+  elected = c.elect_leaders(false, std::nullopt);
+  ASSERT_TRUE(elected.ok());
+  EXPECT_TRUE(elected->empty());
+  // Unclean with a live leader: not needed.
+  elected = c.elect_leaders(true, std::vector<std::pair<std::string, int32_t>>{{"e", 0}});
+  ASSERT_TRUE(elected.ok());
+  EXPECT_EQ((*elected)[0].outcome, admin_outcome::election_not_needed);
+
+  // A reorder is complete at once (every target replica is in the ISR).
+  EXPECT_EQ(outcome({"e", 0, std::vector<int32_t>{1, 2}}).outcome, admin_outcome::ok);
+  ASSERT_TRUE(all_see([](const cluster_snapshot& s) {
+    const auto& t = s.topics.at("e");
+    return t.replicas[0] == std::vector<int32_t>{1, 2} && !t.reassigning(0);
+  }));
+  EXPECT_TRUE(state_is("e", 0, 2, {1, 2}, 4)) << "one new epoch; the leader stays (it is a target replica)";
+}
+
 // POST /v1/topics/{t}/partitions/{p}/leader underneath (issue #18): the assignment reordered, then Kafka's
 // /admin/preferred_replica_election handled by the controller and deleted.
 TEST_F(zk_cluster_test, leader_move_through_a_preferred_replica_election) {

@@ -46,6 +46,8 @@ NEWER_THAN_REFERENCE = {
     "WriteTxnMarkersResponse": set(),
     # Kafka 4.x versions (issue #21), from kafka-clients 4.4.0's common/message/*.json. A field whose range ends
     # at the reference's newest version or later (a name replaced by a topic id) is compared up to that version.
+    "AlterPartitionReassignmentsRequest": {"AllowReplicationFactorChange"},   # v1, KIP-860
+    "AlterPartitionReassignmentsResponse": {"AllowReplicationFactorChange"},
     "ApiVersionsRequest": {"ClusterId", "NodeId"},            # v5, KIP-1242
     "ApiVersionsResponse": set(),
     "DeleteGroupsRequest": set(),                             # v3

@@ -657,6 +657,14 @@ class PartA:
              ("lists a dir", lambda r: r.get("ErrorCode", 0) == 0 and len(r["Results"]) >= 1)),
             ("CreatePartitions", 37, {"Topics": [{"Name": T, "Count": 2, "Assignments": None}], "TimeoutMs": 5000,
                                       "ValidateOnly": True}, {TOPIC_AUTH}, {0}),
+            # Replica placement (KIP-183/460, KIP-455): ALTER (DESCRIBE for the list) on the cluster. On one broker
+            # the preferred leader already leads (ELECTION_NOT_NEEDED) and nothing is moving (NO_REASSIGNMENT_IN_PROGRESS).
+            ("ElectLeaders", 43, {"ElectionType": 0, "TopicPartitions": [{"Topic": T, "Partitions": [0]}],
+                                  "TimeoutMs": 5000}, {CLUSTER_AUTH}, {84}),
+            ("AlterPartitionReassignments", 45, {"TimeoutMs": 5000, "AllowReplicationFactorChange": True, "Topics": [
+                {"Name": T, "Partitions": [{"PartitionIndex": 0, "Replicas": None}]}]}, {CLUSTER_AUTH}, {85}),
+            ("ListPartitionReassignments", 46, {"TimeoutMs": 5000, "Topics": None}, {CLUSTER_AUTH},
+             ("nothing moving", lambda r: r["ErrorCode"] == 0 and r["Topics"] == [])),
             ("OffsetDelete", 47, {"GroupId": G, "Topics": [{"Name": T, "Partitions": [{"PartitionIndex": 0}]}]},
              {GROUP_AUTH}, {0}),
             ("DeleteGroups", 42, {"GroupsNames": [self.G_DEL]}, {GROUP_AUTH}, {0}),
