@@ -78,6 +78,7 @@ result<void> broker::start() {
                                          "of a ZooKeeper cluster), or the dir is another single-node broker's.");
         !r)
       return r;
+    (*store)->set_broker_id(config_.broker_id);
     view_ = store->get();
     store_ = std::move(*store);
   }

@@ -402,18 +402,19 @@ std::optional<partition_outcome> unknown_partition(const cluster_snapshot* snap,
 result<std::vector<partition_outcome>> embedded_store::alter_reassignments(const std::vector<reassignment_request>& requests,
                                                                            bool allow_rf_change) {
   auto snap = snapshot();
-  const int32_t self = snap && !snap->brokers.empty() ? snap->brokers.begin()->first : -1;
+  const int32_t self = broker_id_.load(std::memory_order_relaxed);
   std::vector<partition_outcome> out;
   for (const auto& r : requests) {
     if (auto u = unknown_partition(snap.get(), r.topic, r.partition,
-                                   "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + ".")) {
+                                   snap && snap->topics.contains(r.topic)
+                                       ? "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + "."
+                                       : "Unable to find a topic named " + r.topic + ".")) {
       out.push_back(std::move(*u));
       continue;
     }
     partition_outcome o{r.topic, r.partition, admin_outcome::ok, {}};
     if (!r.target) {
-      o.outcome = admin_outcome::no_reassignment;
-      o.message = "No ongoing reassignment for partition " + r.topic + "-" + std::to_string(r.partition) + ".";
+      o.outcome = admin_outcome::no_reassignment;  // Kafka sends no message with it
     } else if (auto bad = check_reassignment_target(*r.target, [&](int32_t b) { return b == self; }, 1, allow_rf_change)) {
       o.outcome = bad->first;
       o.message = std::move(bad->second);

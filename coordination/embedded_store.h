@@ -1,6 +1,7 @@
 #pragma once
 // The single-node default: cluster metadata kept in one JSON file under the first log dir, written
 // atomically (temp file, fsync, rename, fsync of the directory) on every change.
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 
@@ -29,6 +30,8 @@ class embedded_store final : public cluster_store, public cluster_view {
   /// `<dir>/__cluster_metadata.json`, the file open() reads or creates (the broker checks it exists before
   /// open() would start a new cluster in a log dir that belongs to another one).
   static std::filesystem::path file_in(const std::filesystem::path& dir);
+  /// The single node's broker.id: the one broker a reassignment may name (KIP-455 on one node).
+  void set_broker_id(int32_t id) { broker_id_.store(id, std::memory_order_relaxed); }
 
   std::string cluster_id() const override;
   std::vector<topic_assignment> topics() const override;
@@ -92,6 +95,7 @@ class embedded_store final : public cluster_store, public cluster_view {
   mutable std::mutex view_mutex_;
   std::optional<broker_registration> self_;
   bool started_ = false;
+  std::atomic<int32_t> broker_id_{-1};
   std::shared_ptr<const cluster_snapshot> snapshot_;
   std::vector<std::function<void(std::shared_ptr<const cluster_snapshot>)>> subscribers_;
   uint64_t sequence_ = 0;

@@ -132,11 +132,13 @@ std::optional<std::pair<admin_outcome, std::string>> check_reassignment_target(c
   if (target.empty())
     return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes an empty replica list."};
   std::vector<int32_t> seen;
-  for (int32_t b : target) {
+  for (int32_t b : target) {  // duplicates first, then registration, as Kafka checks them
     if (std::find(seen.begin(), seen.end(), b) != seen.end())
       return outcome{admin_outcome::invalid_assignment,
                      "The manual partition assignment includes the broker " + std::to_string(b) + " more than once."};
     seen.push_back(b);
+  }
+  for (int32_t b : target) {
     if (b < 0 || !registered(b))
       return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes broker " +
                                                             std::to_string(b) + ", but no such broker is registered."};

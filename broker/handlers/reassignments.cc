@@ -62,6 +62,7 @@ task<protocol::alter_partition_reassignments_response> alter_partition_reassignm
     resp.error_message = std::move(message);
     co_return resp;
   }
+  resp.error_message = std::nullopt;
   // One response entry per requested topic, partitions in request order.
   size_t i = 0;
   for (const auto& t : req.topics) {
@@ -72,7 +73,8 @@ task<protocol::alter_partition_reassignments_response> alter_partition_reassignm
       protocol::alter_partition_reassignments_response::reassignable_partition_response pr;
       pr.partition_index = o.partition;
       pr.error_code = code_of(o.outcome);
-      if (o.outcome != coordination::admin_outcome::ok) pr.error_message = o.message;
+      pr.error_message = o.outcome != coordination::admin_outcome::ok && !o.message.empty()
+                             ? std::optional<std::string>(o.message) : std::nullopt;  // Kafka: null when none
       out.partitions.push_back(std::move(pr));
     }
     resp.responses.push_back(std::move(out));
@@ -160,7 +162,7 @@ task<protocol::elect_leaders_response> elect_leaders(broker_services& svc, reque
   std::optional<std::vector<std::pair<std::string, int32_t>>> partitions;
   if (req.topic_partitions_) {
     partitions.emplace();
-    std::set<std::pair<std::string, int32_t>> seen;  // Kafka answers a partition named twice once
+    std::set<std::pair<std::string, int32_t>> seen;  // elected once, answered per mention
     for (const auto& t : *req.topic_partitions_)
       for (int32_t p : t.partitions)
         if (seen.insert({t.topic, p}).second) partitions->emplace_back(t.topic, p);
@@ -172,20 +174,44 @@ task<protocol::elect_leaders_response> elect_leaders(broker_services& svc, reque
     if (rc.header.api_version < 1) resp.error_code = error_code::none;
     co_return resp;
   }
-  std::map<std::string, size_t> index;  // topic -> its entry
-  for (const auto& o : *outcomes) {
-    auto [it, added] = index.emplace(o.topic, resp.replica_election_results.size());
-    if (added) {
-      response::replica_election_result out;
-      out.topic = o.topic;
-      resp.replica_election_results.push_back(std::move(out));
-    }
+  auto to_result = [](const coordination::partition_outcome& o) {
     response::partition_result pr;
     pr.partition_id = o.partition;
     pr.error_code = code_of(o.outcome);
-    if (o.outcome != coordination::admin_outcome::ok) pr.error_message = o.message;
-    resp.replica_election_results[it->second].partition_result_.push_back(std::move(pr));
+    pr.error_message = o.outcome != coordination::admin_outcome::ok ? std::optional<std::string>(o.message) : std::nullopt;
+    return pr;
+  };
+  if (req.topic_partitions_) {
+    // Named partitions: one entry per requested topic, a result per requested partition in request order
+    // (a partition named twice is answered twice, as Kafka does).
+    std::map<std::pair<std::string, int32_t>, const coordination::partition_outcome*> by_partition;
+    for (const auto& o : *outcomes) by_partition.emplace(std::pair{o.topic, o.partition}, &o);
+    for (const auto& t : *req.topic_partitions_) {
+      response::replica_election_result out;
+      out.topic = t.topic;
+      for (int32_t p : t.partitions)
+        if (auto it = by_partition.find({t.topic, p}); it != by_partition.end())
+          out.partition_result_.push_back(to_result(*it->second));
+      resp.replica_election_results.push_back(std::move(out));
+    }
+    co_return resp;
   }
+  // Every partition (null): every topic is listed, with results only for the partitions an election was
+  // attempted on (ELECTION_NOT_NEEDED is left out, KIP-460).
+  std::map<std::string, size_t> index;  // topic -> its entry
+  auto entry = [&](const std::string& topic) -> response::replica_election_result& {
+    auto [it, added] = index.emplace(topic, resp.replica_election_results.size());
+    if (added) {
+      response::replica_election_result out;
+      out.topic = topic;
+      resp.replica_election_results.push_back(std::move(out));
+    }
+    return resp.replica_election_results[it->second];
+  };
+  if (auto snap = svc.cluster.snapshot())
+    for (const auto& [name, t] : snap->topics)
+      if (!snap->deleting_topics.contains(name)) entry(name);
+  for (const auto& o : *outcomes) entry(o.topic).partition_result_.push_back(to_result(o));
   co_return resp;
 }
 

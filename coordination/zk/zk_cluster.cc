@@ -146,26 +146,26 @@ result<void> zk_cluster::request_leader_move(const std::string& topic, int32_t p
   return store_.request_leader_move(topic, partition, broker);
 }
 
-result<std::vector<partition_outcome>> zk_cluster::alter_reassignments(const std::vector<reassignment_request>& requests,
-                                                                       bool allow_rf_change) {
+template <typename Step>
+result<std::vector<partition_outcome>> zk_cluster::run_controller_step(const char* what, Step step) {
   if (session_.stopped()) return view_fail(view_errc::not_registered, "stopped");
-  if (session_.on_thread()) return view_fail(view_errc::unavailable, "alter_reassignments called on the coordination thread");
+  if (session_.on_thread()) return view_fail(view_errc::unavailable, std::string(what) + " called on the coordination thread");
   return session_.run_sync([&]() -> result<std::vector<partition_outcome>> {
-    auto r = controller_.alter_reassignments(requests, allow_rf_change);
+    auto r = step();
     follower_.publish();
     return r;
   });
 }
 
+result<std::vector<partition_outcome>> zk_cluster::alter_reassignments(const std::vector<reassignment_request>& requests,
+                                                                       bool allow_rf_change) {
+  return run_controller_step("alter_reassignments",
+                             [&] { return controller_.alter_reassignments(requests, allow_rf_change); });
+}
+
 result<std::vector<partition_outcome>> zk_cluster::elect_leaders(
     bool unclean, const std::optional<std::vector<std::pair<std::string, int32_t>>>& partitions) {
-  if (session_.stopped()) return view_fail(view_errc::not_registered, "stopped");
-  if (session_.on_thread()) return view_fail(view_errc::unavailable, "elect_leaders called on the coordination thread");
-  return session_.run_sync([&]() -> result<std::vector<partition_outcome>> {
-    auto r = controller_.elect_leaders(unclean, partitions);
-    follower_.publish();
-    return r;
-  });
+  return run_controller_step("elect_leaders", [&] { return controller_.elect_leaders(unclean, partitions); });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -107,6 +107,11 @@ class zk_cluster final : public cluster_store, public cluster_view, private sess
 
   void after_change();  // the controller reconciles, then the follower publishes
 
+  /// Runs `step` (a controller step returning partition outcomes) on the coordination thread, then publishes;
+  /// `what` names the caller in the error when called on that thread itself (which would deadlock).
+  template <typename Step>
+  result<std::vector<partition_outcome>> run_controller_step(const char* what, Step step);
+
   // The parts, in construction order (each refers only to those before it; the follower's listener is the
   // controller, set in the constructor).
   zk_session_manager session_;

@@ -459,14 +459,15 @@ partition_outcome zk_controller::reassign(const reassignment_request& r, bool al
   };
   auto& st = follower_.state();
   auto t = st.topics.find(r.topic);
-  if (t == st.topics.end() || st.deleting.contains(r.topic) || r.partition < 0 || r.partition >= t->second.partition_count())
+  if (t == st.topics.end() || st.deleting.contains(r.topic))
+    return fail(admin_outcome::unknown_partition, "Unable to find a topic named " + r.topic + ".");
+  if (r.partition < 0 || r.partition >= t->second.partition_count())
     return fail(admin_outcome::unknown_partition, "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + ".");
   const auto& a = t->second;
   const auto current = a.replicas[static_cast<size_t>(r.partition)];
   if (!r.target) {
     if (!a.reassigning(r.partition))
-      return fail(admin_outcome::no_reassignment, "No ongoing reassignment for partition " + r.topic + "-" +
-                                                      std::to_string(r.partition) + ".");
+      return fail(admin_outcome::no_reassignment, {});  // Kafka sends no message with it
     const auto original = a.original_replicas(r.partition);
     if (!finish_reassignment(r.topic, r.partition, original))
       return fail(admin_outcome::invalid_assignment, "The reassignment could not be cancelled; try again.");

@@ -292,23 +292,8 @@ def main():
     if not os.access(KCAT, os.X_OK) and not shutil.which("kcat"):
         print("SKIPPED: kcat not installed")
         return h.SKIP
-    check = h.Checker()
-    zk = h.ZooKeeper()
-    cluster = None
-    try:
-        single_node_checks(binary, check)
-        zk.start()
-        cluster = Cluster(binary, zk)
-        cluster.start()
-        cluster_checks(cluster, zk, check)
-        for i, b in cluster.brokers.items():
-            if b.alive():
-                check.eq(b.stop(), 0, "broker %d exit status on SIGTERM" % i)
-    except Exception as e:  # noqa: BLE001 - reported as a failure
-        import traceback
-        traceback.print_exc()
-        check.failures.append("exception: %r" % (e,))
-    return h.finish_cluster_run(check, cluster, zk)
+    return h.run_cluster_test(lambda zk: Cluster(binary, zk), cluster_checks,
+                              before=lambda check: single_node_checks(binary, check))
 
 
 if __name__ == "__main__":

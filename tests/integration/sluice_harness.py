@@ -263,6 +263,30 @@ def run(main, binary, overrides=None):
     return code
 
 
+def run_cluster_test(make_cluster, body, before=None):
+    """A test of brokers on ZooKeeper from start to report: `before(check)` (optional, before ZooKeeper starts),
+    then ZooKeeper and `make_cluster(zk)` started, `body(cluster, zk, check)` run, every broker still alive stopped
+    with SIGTERM and expected to exit 0. An exception is a failure. Returns the exit code (finish_cluster_run)."""
+    check = Checker()
+    zk = ZooKeeper()
+    cluster = None
+    try:
+        if before is not None:
+            before(check)
+        zk.start()
+        cluster = make_cluster(zk)
+        cluster.start()
+        body(cluster, zk, check)
+        for i, b in cluster.brokers.items():
+            if b.alive():
+                check.eq(b.stop(), 0, "broker %d exit status on SIGTERM" % i)
+    except Exception as e:  # noqa: BLE001 - reported as a failure
+        import traceback
+        traceback.print_exc()
+        check.failures.append("exception: %r" % (e,))
+    return finish_cluster_run(check, cluster, zk)
+
+
 def finish_cluster_run(check, cluster, zk, log_tail=8000):
     """The end of a test of brokers on ZooKeeper: on failure the tail of every broker's log; then the brokers and
     ZooKeeper closed (their data kept on failure), the checks reported. Returns the exit code."""
