@@ -149,9 +149,7 @@ result<void> broker::start() {
     follower_throttle throttle;
     throttle.covers = [topics = topics_.get(), self = config_.broker_id](const std::string& topic, int32_t partition) {
       auto t = topics->find(topic);
-      if (!t) return false;
-      auto list = t->configs.find("follower.replication.throttled.replicas");
-      return list != t->configs.end() && throttled_replica_listed(list->second, partition, self);
+      return t && replica_throttled(t->configs, follower_throttled_replicas_key, partition, self);
     };
     throttle.exceeded = [q = quotas_.get()](int64_t now_ms) {
       return q->replication_exceeded(quota_manager::replication_side::follower, now_ms);

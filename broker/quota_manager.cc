@@ -99,7 +99,6 @@ result<void> quota_manager::reload() {
   return {};
 }
 
-
 namespace {
 
 std::optional<double> number_in(const std::map<std::string, std::string>& configs, const char* key) {
@@ -208,22 +207,33 @@ int64_t quota_manager::record_ip_connection(const std::string& ip, int64_t now_m
   return throttle;
 }
 
-void quota_manager::set_broker_id(int32_t id) {
-  std::lock_guard lock(mutex_);
-  broker_id_ = id;
+std::map<std::string, std::string> quota_manager::broker_configs(const std::string& entity) const {
+  auto all = store_.entity_configs("brokers");
+  if (!all) return {};
+  auto it = all->find(entity);
+  return it == all->end() ? std::map<std::string, std::string>{} : it->second;
 }
 
-std::optional<double> quota_manager::replication_limit(replication_side side) const {
-  const char* key = side == replication_side::leader ? "leader.replication.throttled.rate" : "follower.replication.throttled.rate";
+void quota_manager::set_broker_id(int32_t id) {
   std::lock_guard lock(mutex_);
-  if (auto own = number_of(brokers_, std::to_string(broker_id_), key)) return own;
+  broker_entity_ = std::to_string(id);
+}
+
+std::optional<double> quota_manager::replication_limit_locked(replication_side side) const {
+  const char* key = side == replication_side::leader ? leader_throttled_rate : follower_throttled_rate;
+  if (auto own = number_of(brokers_, broker_entity_, key)) return own;
   return number_of(brokers_, std::string(default_quota_entity), key);
 }
 
-bool quota_manager::replication_exceeded(replication_side side, int64_t now_ms) const {
-  auto limit = replication_limit(side);
-  if (!limit) return false;
+std::optional<double> quota_manager::replication_limit(replication_side side) const {
   std::lock_guard lock(mutex_);
+  return replication_limit_locked(side);
+}
+
+bool quota_manager::replication_exceeded(replication_side side, int64_t now_ms) const {
+  std::lock_guard lock(mutex_);
+  auto limit = replication_limit_locked(side);
+  if (!limit) return false;
   const auto& rate = side == replication_side::leader ? leader_replication_ : follower_replication_;
   return rate.rate(now_ms) > *limit;
 }

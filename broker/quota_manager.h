@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -110,6 +111,14 @@ class quota_manager {
   /// leader side counts bytes it sends to throttled followers, the follower side bytes it fetches for throttled
   /// replicas; each over replication_windows samples of one second (Kafka's replication.quota.window.* defaults).
   enum class replication_side { leader, follower };
+  /// The dynamic broker configs Sluice takes (Kafka's DynamicConfig.Broker; LONG bytes per second, at least 0),
+  /// kept as "brokers" entities: <id> for one broker, default_quota_entity for the cluster-wide default.
+  static constexpr const char* leader_throttled_rate = "leader.replication.throttled.rate";
+  static constexpr const char* follower_throttled_rate = "follower.replication.throttled.rate";
+  static constexpr std::string_view dynamic_broker_configs[] = {leader_throttled_rate, follower_throttled_rate,
+                                                                "replica.alter.log.dirs.io.max.bytes.per.second"};
+  /// One "brokers" entity's dynamic configs as the store holds them now (empty when none or unreadable).
+  std::map<std::string, std::string> broker_configs(const std::string& entity) const;
   /// This broker's id, whose entity holds its rates. Call before start().
   void set_broker_id(int32_t id);
   /// The side's rate limit in bytes/s, nullopt when none is set.
@@ -151,7 +160,8 @@ class quota_manager {
   entity_map users_, clients_, ips_;
   std::map<std::pair<std::string, std::string>, config_map> user_clients_;  // (user, client id) -> configs
   std::map<std::string, sampled_rate> rates_;  // "<key>/<level>/<names>"
-  int32_t broker_id_ = -1;
+  std::optional<double> replication_limit_locked(replication_side side) const;  // under mutex_
+  std::string broker_entity_ = "-1";  // this broker's id as its "brokers" entity name
   entity_map brokers_;  // "brokers" entities: the replication throttle rates
   sampled_rate leader_replication_, follower_replication_;
   double broker_connection_rate_ = 0;          // 0: no limit

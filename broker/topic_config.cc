@@ -370,4 +370,10 @@ bool throttled_replica_listed(std::string_view list, int32_t partition, int32_t 
   return std::find(items.begin(), items.end(), wanted) != items.end();
 }
 
+bool replica_throttled(const std::map<std::string, std::string>& configs, const std::string& key, int32_t partition,
+                       int32_t broker) {
+  auto list = configs.find(key);
+  return list != configs.end() && throttled_replica_listed(list->second, partition, broker);
+}
+
 }  // namespace sluice::broker

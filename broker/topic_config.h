@@ -88,6 +88,12 @@ std::optional<std::string> validate_topic_configs(const std::map<std::string, st
 /// Whether a throttled replica list (leader.replication.throttled.replicas or follower.replication.throttled.replicas:
 /// "*" or "partition:broker,..."; KIP-73) names broker `broker`'s replica of `partition`.
 bool throttled_replica_listed(std::string_view list, int32_t partition, int32_t broker);
+/// The topic configs holding those lists (KIP-73).
+inline const std::string leader_throttled_replicas_key = "leader.replication.throttled.replicas";
+inline const std::string follower_throttled_replicas_key = "follower.replication.throttled.replicas";
+/// Whether a topic's configs list broker `broker`'s replica of `partition` under `key` (one of the two above).
+bool replica_throttled(const std::map<std::string, std::string>& configs, const std::string& key, int32_t partition,
+                       int32_t broker);
 
 /// A LONG config value as Java's Long.parseLong reads it after ConfigDef's trim; nullopt if not a number.
 std::optional<int64_t> parse_config_long(std::string_view text);

@@ -137,26 +137,15 @@ std::optional<kafka_error> collision_error(const std::string& name, const std::s
   return kafka_error{error_code::invalid_topic_exception, "Topic '" + name + "' collides with existing topic: " + existing};
 }
 
-/// Kafka 4.0's ReplicationControlManager.validateManualPartitionAssignment: one partition's replica list
-/// must be non-empty, name registered brokers only, each once, and have `replication_factor` entries.
+/// Kafka 4.0's ReplicationControlManager.validateManualPartitionAssignment (coordination::manual_assignment_problem),
+/// then the list must have `replication_factor` entries.
 std::optional<kafka_error> invalid_manual_assignment(const std::vector<int32_t>& brokers,
                                                      const std::set<int32_t>& registered, int32_t replication_factor) {
-  if (brokers.empty())
-    return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes an empty replica list."};
-  auto sorted = brokers;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (!registered.contains(sorted[i]))
-      return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes broker " +
-                                                                     std::to_string(sorted[i]) +
-                                                                     ", but no such broker is registered."};
-    if (i > 0 && sorted[i] == sorted[i - 1])
-      return kafka_error{error_code::invalid_replica_assignment, "The manual partition assignment includes the broker " +
-                                                                     std::to_string(sorted[i]) + " more than once."};
-  }
-  if (static_cast<int32_t>(sorted.size()) != replication_factor)
+  if (auto problem = coordination::manual_assignment_problem(brokers, [&](int32_t b) { return registered.contains(b); }))
+    return kafka_error{error_code::invalid_replica_assignment, *problem};
+  if (static_cast<int32_t>(brokers.size()) != replication_factor)
     return kafka_error{error_code::invalid_replica_assignment,
-                       "The manual partition assignment includes a partition with " + std::to_string(sorted.size()) +
+                       "The manual partition assignment includes a partition with " + std::to_string(brokers.size()) +
                            " replica(s), but this is not consistent with previous partitions, which have " +
                            std::to_string(replication_factor) + " replica(s)."};
   return std::nullopt;
@@ -264,42 +253,42 @@ asio::awaitable<void> topic_registry::drop_local(std::shared_ptr<const topic> t,
   bool removed = false;
   for (const auto& p : t->partitions) {
     if (!p) continue;
-    auto close_op = call_on(p->strand(), [p] { return p->close(/*for_deletion=*/true); });  // not inside co_await: GCC 12
-    co_await std::move(close_op);
-    if (auto r = logs_.remove(t->name, p->index(), /*rewrite_checkpoints=*/false); !r)
-      log::warn("deleting {}-{}: {}", t->name, p->index(), r.err().message);
-    else
-      removed = true;
+    auto delete_op = delete_partition_log(t->name, p, /*rewrite_checkpoints=*/false);  // not inside co_await: GCC 12
+    removed |= co_await std::move(delete_op);
   }
   if (removed && rewrite_checkpoints)
     if (auto r = logs_.write_checkpoints(); !r) log::warn("deleting {}: writing checkpoints: {}", t->name, r.err().message);
   log::info("deleted topic {}", t->name);
+  // Cluster mode: a topic of the same name the last snapshot holds was left out while this drop ran.
+  sync_after_drop([&] { dropping_.erase(t->name); });
+}
+
+asio::awaitable<bool> topic_registry::delete_partition_log(const std::string& topic, std::shared_ptr<partition> p,
+                                                           bool rewrite_checkpoints) {
+  auto close_op = call_on(p->strand(), [p] { return p->close(/*for_deletion=*/true); });  // not inside co_await: GCC 12
+  co_await std::move(close_op);
+  if (auto r = logs_.remove(topic, p->index(), rewrite_checkpoints); !r) {
+    log::warn("deleting {}-{}: {}", topic, p->index(), r.err().message);
+    co_return false;
+  }
+  co_return true;
+}
+
+void topic_registry::sync_after_drop(const std::function<void()>& unmark) {
   int32_t self = -1;
   {
     std::lock_guard lock(change_mutex_);
-    dropping_.erase(t->name);
+    unmark();
     self = self_id_;
   }
-  // Cluster mode: a topic of the same name the last snapshot holds was left out while this drop ran.
   if (cluster_mode())
     if (auto c = cluster()) sync(*c, self);
 }
 
 asio::awaitable<void> topic_registry::drop_local_partition(std::string topic, std::shared_ptr<partition> p) {
-  auto close_op = call_on(p->strand(), [p] { return p->close(/*for_deletion=*/true); });  // not inside co_await: GCC 12
-  co_await std::move(close_op);
-  if (auto r = logs_.remove(topic, p->index(), /*rewrite_checkpoints=*/true); !r)
-    log::warn("deleting {}-{}: {}", topic, p->index(), r.err().message);
-  else
-    log::info("deleted the local replica of {}-{}", topic, p->index());
-  int32_t self = -1;
-  {
-    std::lock_guard lock(change_mutex_);
-    dropping_partitions_.erase({topic, p->index()});
-    self = self_id_;
-  }
-  if (cluster_mode())
-    if (auto c = cluster()) sync(*c, self);
+  auto delete_op = delete_partition_log(topic, p, /*rewrite_checkpoints=*/true);  // not inside co_await: GCC 12
+  if (co_await std::move(delete_op)) log::info("deleted the local replica of {}-{}", topic, p->index());
+  sync_after_drop([&] { dropping_partitions_.erase({topic, p->index()}); });
 }
 
 kafka_error topic_registry::create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out) {

@@ -153,6 +153,12 @@ class topic_registry {
   /// StopReplica with deletion): closes the partition on its strand and deletes its log, then syncs again (a
   /// partition given back meanwhile is opened once the drop ends).
   asio::awaitable<void> drop_local_partition(std::string topic, std::shared_ptr<partition> p);
+  /// Closes `p` on its strand (no fsync: its files go next) and deletes its log; false (logged) when the
+  /// deletion failed.
+  asio::awaitable<bool> delete_partition_log(const std::string& topic, std::shared_ptr<partition> p, bool rewrite_checkpoints);
+  /// After a drop: `unmark` (under the change mutex) forgets the drop's marker, then in cluster mode the last
+  /// snapshot is synced again (what the marker left out meanwhile is opened now).
+  void sync_after_drop(const std::function<void()>& unmark);
   kafka_error create_in_cluster(const topic_spec& spec, bool validate_only, coordination::topic_id* id_out);
 
   const broker_config& config_;

@@ -388,28 +388,14 @@ result<void> embedded_store::request_leader_move(const std::string&, int32_t, in
   return error{view_errc::not_supported, "a single node leads every partition: leader moves need cluster mode"};
 }
 
-namespace {
-
-/// The outcome for a partition the snapshot does not have, or nullopt when it has it.
-std::optional<partition_outcome> unknown_partition(const cluster_snapshot* snap, const std::string& topic, int32_t partition,
-                                                   std::string message) {
-  if (snap && snap->state(topic, partition)) return std::nullopt;
-  return partition_outcome{topic, partition, admin_outcome::unknown_partition, std::move(message)};
-}
-
-}  // namespace
-
 result<std::vector<partition_outcome>> embedded_store::alter_reassignments(const std::vector<reassignment_request>& requests,
                                                                            bool allow_rf_change) {
   auto snap = snapshot();
   const int32_t self = broker_id_.load(std::memory_order_relaxed);
   std::vector<partition_outcome> out;
   for (const auto& r : requests) {
-    if (auto u = unknown_partition(snap.get(), r.topic, r.partition,
-                                   snap && snap->topics.contains(r.topic)
-                                       ? "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + "."
-                                       : "Unable to find a topic named " + r.topic + ".")) {
-      out.push_back(std::move(*u));
+    if (!snap || !snap->state(r.topic, r.partition)) {
+      out.push_back(unknown_reassignment_partition(r.topic, r.partition, snap && snap->topics.contains(r.topic)));
       continue;
     }
     partition_outcome o{r.topic, r.partition, admin_outcome::ok, {}};
@@ -429,14 +415,9 @@ result<std::vector<partition_outcome>> embedded_store::elect_leaders(
   std::vector<partition_outcome> out;
   if (!partitions) return out;
   auto snap = snapshot();
-  for (const auto& [topic, p] : *partitions) {
-    auto u = unknown_partition(snap.get(), topic, p,
-                               snap && snap->topics.contains(topic) ? "No such partition as " + topic + "-" + std::to_string(p)
-                                                                    : "No such topic as " + topic);
-    out.push_back(u ? std::move(*u)
-                    : partition_outcome{topic, p, admin_outcome::election_not_needed,
-                                        "Leader election not needed for topic partition."});
-  }
+  for (const auto& [topic, p] : *partitions)
+    out.push_back(snap && snap->state(topic, p) ? election_not_needed(topic, p)
+                                                : unknown_election_partition(topic, p, snap && snap->topics.contains(topic)));
   return out;
 }
 

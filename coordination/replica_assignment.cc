@@ -125,29 +125,46 @@ result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<br
                          start);
 }
 
+std::optional<std::string> manual_assignment_problem(const std::vector<int32_t>& brokers,
+                                                     const std::function<bool(int32_t)>& registered) {
+  if (brokers.empty()) return "The manual partition assignment includes an empty replica list.";
+  auto sorted = brokers;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (!registered(sorted[i]))
+      return "The manual partition assignment includes broker " + std::to_string(sorted[i]) +
+             ", but no such broker is registered.";
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      return "The manual partition assignment includes the broker " + std::to_string(sorted[i]) + " more than once.";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::pair<admin_outcome, std::string>> check_reassignment_target(const std::vector<int32_t>& target,
                                                                                const std::function<bool(int32_t)>& registered,
                                                                                size_t original_size, bool allow_rf_change) {
   using outcome = std::pair<admin_outcome, std::string>;
-  if (target.empty())
-    return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes an empty replica list."};
-  std::vector<int32_t> seen;
-  for (int32_t b : target) {  // duplicates first, then registration, as Kafka checks them
-    if (std::find(seen.begin(), seen.end(), b) != seen.end())
-      return outcome{admin_outcome::invalid_assignment,
-                     "The manual partition assignment includes the broker " + std::to_string(b) + " more than once."};
-    seen.push_back(b);
-  }
-  for (int32_t b : target) {
-    if (b < 0 || !registered(b))
-      return outcome{admin_outcome::invalid_assignment, "The manual partition assignment includes broker " +
-                                                            std::to_string(b) + ", but no such broker is registered."};
-  }
+  if (auto problem = manual_assignment_problem(target, registered)) return outcome{admin_outcome::invalid_assignment, *problem};
   if (!allow_rf_change && target.size() != original_size)
     return outcome{admin_outcome::invalid_replication_factor,
                    "The replication factor is changed from " + std::to_string(original_size) + " to " +
                        std::to_string(target.size()) + " but allowReplicationFactorChange is false"};
   return std::nullopt;
+}
+
+partition_outcome unknown_reassignment_partition(const std::string& topic, int32_t partition, bool topic_exists) {
+  return {topic, partition, admin_outcome::unknown_partition,
+          topic_exists ? "Unable to find partition " + topic + ":" + std::to_string(partition) + "."
+                       : "Unable to find a topic named " + topic + "."};
+}
+
+partition_outcome unknown_election_partition(const std::string& topic, int32_t partition, bool topic_exists) {
+  return {topic, partition, admin_outcome::unknown_partition,
+          topic_exists ? "No such partition as " + topic + "-" + std::to_string(partition) : "No such topic as " + topic};
+}
+
+partition_outcome election_not_needed(const std::string& topic, int32_t partition) {
+  return {topic, partition, admin_outcome::election_not_needed, "Leader election not needed for topic partition."};
 }
 
 }  // namespace sluice::coordination

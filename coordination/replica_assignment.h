@@ -61,12 +61,24 @@ result<std::vector<std::vector<int32_t>>> assign_added_partitions(std::vector<br
                                                                   const std::vector<std::vector<int32_t>>& existing,
                                                                   int32_t new_total);
 
-/// AlterPartitionReassignments' checks of a target (Kafka's validateManualPartitionAssignment, then KIP-860): not
-/// empty, each broker id once, each a registered broker; with `allow_rf_change` false, as many replicas as
-/// `original_size`. nullopt when the target is fine, else the outcome (invalid_assignment or
-/// invalid_replication_factor) with Kafka's message.
+/// Kafka's ReplicationControlManager.validateManualPartitionAssignment for one replica list (CreateTopics and
+/// CreatePartitions with assignments, AlterPartitionReassignments): not empty, then in ascending broker id order
+/// each a registered broker and named once. Kafka's message for the first problem, nullopt when the list is fine.
+std::optional<std::string> manual_assignment_problem(const std::vector<int32_t>& brokers,
+                                                     const std::function<bool(int32_t)>& registered);
+
+/// AlterPartitionReassignments' checks of a target: manual_assignment_problem (invalid_assignment), then KIP-860
+/// (with `allow_rf_change` false, as many replicas as `original_size`: invalid_replication_factor). nullopt when
+/// the target is fine, else the outcome with Kafka's message.
 std::optional<std::pair<admin_outcome, std::string>> check_reassignment_target(const std::vector<int32_t>& target,
                                                                                const std::function<bool(int32_t)>& registered,
                                                                                size_t original_size, bool allow_rf_change);
+
+/// The answers both cluster views give in Kafka's words (ReplicationControlManager): a reassignment's unknown
+/// topic or partition, an election's unknown topic or partition (UNKNOWN_TOPIC_OR_PARTITION), and an election
+/// the partition does not need.
+partition_outcome unknown_reassignment_partition(const std::string& topic, int32_t partition, bool topic_exists);
+partition_outcome unknown_election_partition(const std::string& topic, int32_t partition, bool topic_exists);
+partition_outcome election_not_needed(const std::string& topic, int32_t partition);
 
 }  // namespace sluice::coordination

@@ -5,6 +5,7 @@
 // is static (server.properties and --override): INVALID_REQUEST "Cannot update these configs dynamically".
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <variant>
 #include <set>
@@ -24,12 +25,9 @@ using protocol::error_code;
 namespace {
 constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
-/// The dynamic broker configs Sluice takes (Kafka's DynamicConfig.Broker): LONG bytes per second, at least 0.
-constexpr std::string_view dynamic_broker_keys[] = {"leader.replication.throttled.rate", "follower.replication.throttled.rate",
-                                                    "replica.alter.log.dirs.io.max.bytes.per.second"};
-
 bool dynamic_broker_key(std::string_view name) {
-  return std::find(std::begin(dynamic_broker_keys), std::end(dynamic_broker_keys), name) != std::end(dynamic_broker_keys);
+  const auto& keys = quota_manager::dynamic_broker_configs;
+  return std::find(std::begin(keys), std::end(keys), name) != std::end(keys);
 }
 constexpr int8_t kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3;
 
@@ -95,6 +93,40 @@ std::vector<std::optional<std::pair<error_code, std::string>>> preprocess(const 
   return out;
 }
 
+/// IncrementalAlterConfigs' operations applied in order to `configs` (Kafka's
+/// ConfigurationControlManager.incrementalAlterConfigResource): SET, DELETE, and APPEND / SUBTRACT on a LIST key,
+/// whose current value is the override or else `list_default(name)` (nullopt: not a LIST key, INVALID_CONFIG).
+/// The first problem, nullopt when every operation applied.
+template <typename Operations>
+std::optional<std::pair<error_code, std::string>> apply_operations(
+    std::map<std::string, std::string>& configs, const Operations& operations,
+    const std::function<std::optional<std::string>(const std::string&)>& list_default) {
+  for (const auto& c : operations) {
+    const std::string value = c.value.value_or("");
+    if (c.config_operation == kSet) {
+      configs[c.name] = value;
+    } else if (c.config_operation == kDelete) {
+      configs.erase(c.name);
+    } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
+      auto fallback = list_default(c.name);
+      if (!fallback)
+        return std::make_pair(error_code::invalid_config, std::string("Can't ") +
+                                                              (c.config_operation == kAppend ? "APPEND" : "SUBTRACT") +
+                                                              " to key " + c.name + " because its type is not LIST.");
+      auto current = split_list(configs.count(c.name) ? configs[c.name] : *fallback);
+      for (const auto& item : split_list(value)) {
+        auto it = std::find(current.begin(), current.end(), item);
+        if (c.config_operation == kAppend && it == current.end()) current.push_back(item);
+        if (c.config_operation == kSubtract && it != current.end()) current.erase(it);
+      }
+      configs[c.name] = join_list(current);
+    } else {
+      return std::make_pair(error_code::invalid_request, "Unknown config operation " + std::to_string(c.config_operation));
+    }
+  }
+  return std::nullopt;
+}
+
 /// The controller's name check of a topic resource (ControllerConfigurationValidator.validateTopicName): "" is
 /// the cluster default resource, which topics do not have; then Topic.validate.
 std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::string& name) {
@@ -108,7 +140,7 @@ std::optional<std::pair<error_code, std::string>> topic_name_problem(const std::
 /// A broker resource's entity in the store: "" is the cluster-wide default ("<default>"), else this broker's id
 /// (Kafka sends a broker's resource to that broker); the error otherwise.
 std::variant<std::string, std::pair<error_code, std::string>> broker_entity(const broker_services& svc, const std::string& name) {
-  if (name.empty()) return std::string("<default>");
+  if (name.empty()) return std::string(default_quota_entity);
   int32_t id = 0;
   auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
   if (ec != std::errc() || ptr != name.data() + name.size())
@@ -140,15 +172,6 @@ std::pair<error_code, std::string> set_broker_configs(broker_services& svc, cons
     return {error_code::unknown_server_error, w.err().message};
   if (auto r = svc.quotas->reload(); !r) return {error_code::unknown_server_error, r.err().message};
   return {error_code::none, ""};
-}
-
-/// A broker entity's current dynamic configs (empty when it has none or when the store cannot be read).
-std::map<std::string, std::string> broker_configs(broker_services& svc, const std::string& entity) {
-  if (svc.quotas == nullptr) return {};
-  auto all = svc.quotas->entity_configs("brokers");
-  if (!all) return {};
-  auto it = all->find(entity);
-  return it == all->end() ? std::map<std::string, std::string>{} : it->second;
 }
 
 /// After preprocess: AlterConfigs on the topic, or on the cluster for a broker (Kafka authorizes first); then
@@ -225,23 +248,9 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
         fail(bad->first, bad->second);
         continue;
       }
-      auto configs = broker_configs(svc, std::get<0>(entity));
-      std::optional<std::pair<error_code, std::string>> problem;
-      for (const auto& c : r.configs) {
-        if (c.config_operation == kSet) {
-          configs[c.name] = c.value.value_or("");
-        } else if (c.config_operation == kDelete) {
-          configs.erase(c.name);
-        } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
-          problem = {error_code::invalid_config, std::string("Can't ") + (c.config_operation == kAppend ? "APPEND" : "SUBTRACT") +
-                                                     " to key " + c.name + " because its type is not LIST."};
-          break;
-        } else {
-          problem = {error_code::invalid_request, "Unknown config operation " + std::to_string(c.config_operation)};
-          break;
-        }
-      }
-      if (problem) {
+      auto configs = svc.quotas ? svc.quotas->broker_configs(std::get<0>(entity)) : std::map<std::string, std::string>{};
+      // The dynamic broker configs are LONGs: no LIST among them.
+      if (auto problem = apply_operations(configs, r.configs, [](const std::string&) { return std::nullopt; })) {
         fail(problem->first, problem->second);
         continue;
       }
@@ -254,33 +263,11 @@ task<protocol::incremental_alter_configs_response> incremental_alter_configs(
     // topic exists.
     auto t = svc.topics.find(r.resource_name);
     std::map<std::string, std::string> overrides = t ? t->configs : std::map<std::string, std::string>{};
-    std::optional<std::pair<error_code, std::string>> problem;
-    for (const auto& c : r.configs) {
-      const std::string value = c.value.value_or("");
-      if (c.config_operation == kSet) {
-        overrides[c.name] = value;
-      } else if (c.config_operation == kDelete) {
-        overrides.erase(c.name);
-      } else if (c.config_operation == kAppend || c.config_operation == kSubtract) {
-        const auto* key = find_topic_config_key(c.name);
-        if (!key || !topic_config_is_list(c.name)) {
-          problem = {error_code::invalid_config, std::string("Can't ") +
-                                                     (c.config_operation == kAppend ? "APPEND" : "SUBTRACT") +
-                                                     " to key " + c.name + " because its type is not LIST."};
-          break;
-        }
-        auto current = split_list(overrides.count(c.name) ? overrides[c.name] : topic_config_default(svc.config, *key));
-        for (const auto& item : split_list(value)) {
-          auto it = std::find(current.begin(), current.end(), item);
-          if (c.config_operation == kAppend && it == current.end()) current.push_back(item);
-          if (c.config_operation == kSubtract && it != current.end()) current.erase(it);
-        }
-        overrides[c.name] = join_list(current);
-      } else {
-        problem = {error_code::invalid_request, "Unknown config operation " + std::to_string(c.config_operation)};
-        break;
-      }
-    }
+    auto problem = apply_operations(overrides, r.configs, [&](const std::string& name) -> std::optional<std::string> {
+      const auto* key = find_topic_config_key(name);
+      if (!key || !topic_config_is_list(name)) return std::nullopt;
+      return topic_config_default(svc.config, *key);
+    });
     if (!problem) problem = topic_name_problem(r.resource_name);
     if (problem) {
       fail(problem->first, problem->second);

@@ -96,8 +96,8 @@ response::describe_configs_result describe_broker(const broker_services& svc, co
   // over the cluster-wide default (DYNAMIC_DEFAULT_BROKER_CONFIG), both kept as the store's "brokers" entities.
   std::map<std::string, std::string> own, cluster_default;
   if (svc.quotas != nullptr)
-    if (auto all = svc.quotas->entity_configs("brokers"); all) {
-      if (auto it = all->find("<default>"); it != all->end()) cluster_default = it->second;
+    if (auto all = svc.quotas->entity_configs("brokers"); all) {  // one read for both entities
+      if (auto it = all->find(default_quota_entity); it != all->end()) cluster_default = it->second;
       if (auto it = all->find(std::to_string(svc.config.broker_id)); it != all->end()) own = it->second;
     }
   auto dynamic_entry = [&](const std::string& name) -> std::optional<response::describe_configs_resource_result> {
@@ -117,9 +117,8 @@ response::describe_configs_result describe_broker(const broker_services& svc, co
         if (auto e = dynamic_entry(name)) out.configs.push_back(std::move(*e));
     return out;
   }
-  for (const auto& name : {std::string("leader.replication.throttled.rate"), std::string("follower.replication.throttled.rate"),
-                           std::string("replica.alter.log.dirs.io.max.bytes.per.second")})
-    if (wanted(r.configuration_keys, name) && !svc.config.values.contains(name))
+  for (std::string_view key : quota_manager::dynamic_broker_configs)
+    if (const std::string name(key); wanted(r.configuration_keys, name) && !svc.config.values.contains(name))
       if (auto e = dynamic_entry(name)) out.configs.push_back(std::move(*e));
   for (const auto& [name, value] : svc.config.values) {
     if (!wanted(r.configuration_keys, name)) continue;

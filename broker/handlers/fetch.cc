@@ -44,17 +44,6 @@ struct slot {
   bool throttled = false;        // a follower's fetch of a leader-throttled replica (KIP-73)
 };
 
-/// The leader side of the replication throttle (KIP-73): the topic's leader.replication.throttled.replicas names
-/// this broker's replica of the partition, so bytes sent to its followers count against this broker's
-/// leader.replication.throttled.rate.
-bool leader_throttled(const broker_services& svc, const partition& p) {
-  if (svc.quotas == nullptr) return false;
-  auto t = svc.topics.find(p.topic());
-  if (!t) return false;
-  auto list = t->configs.find("leader.replication.throttled.replicas");
-  return list != t->configs.end() && throttled_replica_listed(list->second, p.index(), svc.config.broker_id);
-}
-
 struct read_outcome {
   result<storage::read_result> data;
   int64_t high_watermark;
@@ -255,6 +244,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       response::partition_data data;
       std::shared_ptr<partition> p;  // to read (no error yet)
       run where;
+      // The leader side of the replication throttle (KIP-73): a follower's fetch of a partition whose topic lists
+      // this broker's replica in leader.replication.throttled.replicas (bytes count against
+      // leader.replication.throttled.rate).
+      bool throttled = false;
     };
     std::vector<resolved> ordered;
     // Authorization (KafkaApis.handleFetchRequest): ClusterAction for a follower, Read on each topic for a consumer;
@@ -304,7 +297,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
             name_current_leader(pd, *p, svc.config.broker_id);
           if (pd.error_code == error_code::none) to_read = p;
         }
-        ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where});
+        const bool throttled = to_read && from_follower && svc.quotas != nullptr &&
+                               replica_throttled(t->configs, leader_throttled_replicas_key, fp.partition, svc.config.broker_id);
+        ordered.push_back({ti, pi, std::move(pd), std::move(to_read), where, throttled});
       }
     }
     auto by_run = [](const resolved& a, const resolved& b) { return a.where < b.where; };
@@ -332,10 +327,9 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       placed.push_back(std::move(r.data));
       if (r.p) {
         const auto& fp = req.topics[r.topic].partitions[r.partition_at];
-        const bool throttled = from_follower && leader_throttled(svc, *r.p);
         slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
                          version >= 12 ? fp.last_fetched_epoch : -1,
-                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX, 0, throttled});
+                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX, 0, r.throttled});
       }
     }
 

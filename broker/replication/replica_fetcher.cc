@@ -1,5 +1,6 @@
 #include "broker/replication/replica_fetcher.h"
 
+#include <optional>
 #include <set>
 
 #include "base/logging.h"
@@ -202,14 +203,15 @@ asio::awaitable<bool> replica_fetcher::fetch_once(std::map<key, entry>& work) {
   req.session_epoch = session_epoch_;
   std::map<key, sent_params> wanted;
   const int64_t now_ms = clock_.now_ms();
-  const bool throttling = throttle_.covers && throttle_.exceeded && throttle_.exceeded(now_ms);
+  std::optional<bool> throttling;  // follower.replication.throttled.rate used up: asked once, when first needed
   std::set<key> throttled;  // fetched partitions whose bytes count against follower.replication.throttled.rate
   for (const auto& [k, e] : work) {
     if (e.needs_truncation) continue;
     if (throttle_.covers && throttle_.covers(k.first, k.second)) {
       // Kafka's shouldFollowerThrottle: only a replica that is not in sync waits for the rate to fall.
       const bool in_sync = e.leader_high_watermark >= 0 && e.p->log_end_offset() >= e.leader_high_watermark;
-      if (throttling && !in_sync) continue;
+      if (!in_sync && !throttling) throttling = throttle_.exceeded && throttle_.exceeded(now_ms);
+      if (!in_sync && *throttling) continue;
       throttled.insert(k);
     }
     const sent_params now{e.p->log_end_offset(), e.p->log_start_offset(), e.leader_epoch, partition_max};

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coordination/cluster_view.h"
@@ -41,6 +42,13 @@ struct followed_state {
   /// absent. Malformed data reads as no partitions at its version (the controller deletes it).
   std::set<std::pair<std::string, int32_t>> preferred_elections;
   int32_t preferred_election_version = -1;
+
+  /// The state of one partition, nullptr when the topic or partition has none read.
+  const partition_state* state(std::string_view topic, int32_t partition) const {
+    auto it = states.find(topic);
+    if (it == states.end() || partition < 0 || static_cast<size_t>(partition) >= it->second.size()) return nullptr;
+    return &it->second[static_cast<size_t>(partition)];
+  }
 };
 
 /// What the follower tells the controller part when it reads /controller or the shutdown markers.

@@ -86,11 +86,7 @@ std::optional<partition_state> preferred_state(const std::vector<int32_t>& repli
   return bumped(current, preferred, current.isr, controller_epoch);
 }
 
-replica_plan plan_reassignment(const std::vector<int32_t>& replicas, const std::vector<int32_t>& adding,
-                               const std::vector<int32_t>& target) {
-  std::vector<int32_t> original;
-  for (int32_t b : replicas)
-    if (!contains(adding, b)) original.push_back(b);
+replica_plan plan_reassignment(const std::vector<int32_t>& original, const std::vector<int32_t>& target) {
   replica_plan plan;
   plan.replicas = target;
   for (int32_t b : original)

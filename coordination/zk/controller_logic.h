@@ -50,11 +50,9 @@ struct replica_plan {
   std::vector<int32_t> removing;  // original replicas not in the target
 };
 
-/// The plan to move a partition to `target` when its replica set is `replicas` and an ongoing reassignment is
-/// adding `adding` (empty when none): the original replicas are `replicas` without `adding` (Kafka: a new
-/// reassignment replaces an ongoing one, measured from where the partition was before it).
-replica_plan plan_reassignment(const std::vector<int32_t>& replicas, const std::vector<int32_t>& adding,
-                               const std::vector<int32_t>& target);
+/// The plan to move a partition whose original replicas are `original` (topic_assignment::original_replicas: where
+/// it was before any ongoing reassignment, which a new one replaces, as Kafka measures it) to `target`.
+replica_plan plan_reassignment(const std::vector<int32_t>& original, const std::vector<int32_t>& target);
 
 /// The state to write once a partition's replica set became `replicas` (a reassignment started, completed or was
 /// cancelled): the ISR keeps only members of `replicas`; a leader outside them, dead or shutting down is

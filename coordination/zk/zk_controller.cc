@@ -396,10 +396,9 @@ bool zk_controller::write_state_for_replicas(const std::string& topic, int32_t p
   auto& st = follower_.state();
   const auto live = liveness();
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto it = st.states.find(topic);
-    if (it == st.states.end() || static_cast<size_t>(partition) >= it->second.size()) return true;
-    const partition_state current = it->second[static_cast<size_t>(partition)];
-    if (current.version < 0) return true;
+    const auto* known = st.state(topic, partition);
+    if (known == nullptr || known->version < 0) return true;
+    const partition_state current = *known;
     if (write_state(topic, partition, state_for_replicas(replicas, current, live, controller_epoch_))) return true;
     if (!is_controller_) return false;
     follower_.load_state(topic, partition);
@@ -429,11 +428,7 @@ void zk_controller::complete_reassignments() {
     for (const auto& [p, ids] : t.adding_replicas) moving.insert(p);
     for (const auto& [p, ids] : t.removing_replicas) moving.insert(p);
     for (int32_t p : moving) {
-      const auto* state = [&]() -> const partition_state* {
-        auto it = st.states.find(name);
-        if (it == st.states.end() || p < 0 || static_cast<size_t>(p) >= it->second.size()) return nullptr;
-        return &it->second[static_cast<size_t>(p)];
-      }();
+      const auto* state = st.state(name, p);
       if (state == nullptr || state->version < 0) continue;
       const auto target = t.target_replicas(p);
       const bool caught_up = !target.empty() && std::all_of(target.begin(), target.end(), [&](int32_t b) {
@@ -459,10 +454,9 @@ partition_outcome zk_controller::reassign(const reassignment_request& r, bool al
   };
   auto& st = follower_.state();
   auto t = st.topics.find(r.topic);
-  if (t == st.topics.end() || st.deleting.contains(r.topic))
-    return fail(admin_outcome::unknown_partition, "Unable to find a topic named " + r.topic + ".");
+  if (t == st.topics.end() || st.deleting.contains(r.topic)) return unknown_reassignment_partition(r.topic, r.partition, false);
   if (r.partition < 0 || r.partition >= t->second.partition_count())
-    return fail(admin_outcome::unknown_partition, "Unable to find partition " + r.topic + ":" + std::to_string(r.partition) + ".");
+    return unknown_reassignment_partition(r.topic, r.partition, true);
   const auto& a = t->second;
   const auto current = a.replicas[static_cast<size_t>(r.partition)];
   if (!r.target) {
@@ -480,9 +474,7 @@ partition_outcome zk_controller::reassign(const reassignment_request& r, bool al
   if (auto bad = check_reassignment_target(target, [&](int32_t b) { return st.brokers.contains(b); }, original.size(),
                                            allow_rf_change))
     return fail(bad->first, bad->second);
-  auto adding_now = a.adding_replicas.find(r.partition);
-  const auto plan = plan_reassignment(current, adding_now == a.adding_replicas.end() ? std::vector<int32_t>{} : adding_now->second,
-                                      target);
+  const auto plan = plan_reassignment(original, target);
   auto listed = [&](const std::map<int32_t, std::vector<int32_t>>& m) {
     auto it = m.find(r.partition);
     return it == m.end() ? std::vector<int32_t>{} : it->second;
@@ -529,26 +521,22 @@ partition_outcome zk_controller::elect(const std::string& topic, int32_t partiti
   };
   auto& st = follower_.state();
   auto t = st.topics.find(topic);
-  if (t == st.topics.end() || st.deleting.contains(topic))
-    return fail(admin_outcome::unknown_partition, "No such topic as " + topic);
-  if (partition < 0 || partition >= t->second.partition_count())
-    return fail(admin_outcome::unknown_partition, "No such partition as " + topic + "-" + std::to_string(partition));
+  if (t == st.topics.end() || st.deleting.contains(topic)) return unknown_election_partition(topic, partition, false);
+  if (partition < 0 || partition >= t->second.partition_count()) return unknown_election_partition(topic, partition, true);
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto& replicas = t->second.replicas[static_cast<size_t>(partition)];
-    auto states = st.states.find(topic);
-    if (states == st.states.end() || static_cast<size_t>(partition) >= states->second.size() ||
-        states->second[static_cast<size_t>(partition)].version < 0)
-      return fail(admin_outcome::no_eligible_leader, "The partition has no state yet.");
-    const partition_state current = states->second[static_cast<size_t>(partition)];
+    const auto* known = st.state(topic, partition);
+    if (known == nullptr || known->version < 0) return fail(admin_outcome::no_eligible_leader, "The partition has no state yet.");
+    const partition_state current = *known;
     std::optional<partition_state> next;
     if (unclean) {
       if (current.leader >= 0 && live.live.contains(current.leader))
-        return fail(admin_outcome::election_not_needed, "Leader election not needed for topic partition.");
+        return election_not_needed(topic, partition);
       next = unclean_state(replicas, current, live, controller_epoch_);
       if (!next) return fail(admin_outcome::no_eligible_leader, "Eligible topic partition leaders are not available.");
     } else {
       if (!replicas.empty() && current.leader == replicas.front())
-        return fail(admin_outcome::election_not_needed, "Leader election not needed for topic partition.");
+        return election_not_needed(topic, partition);
       next = preferred_state(replicas, current, live, controller_epoch_);
       if (!next) return fail(admin_outcome::preferred_not_available, "The preferred leader was not available.");
     }

@@ -20,16 +20,16 @@ partition_state state(int32_t leader, int32_t epoch, ids isr) {
 }
 
 TEST(controller_logic, plan_of_a_move_lists_target_then_the_replicas_to_remove) {
-  auto plan = plan_reassignment({1, 2, 3}, {}, {2, 3, 4});
+  auto plan = plan_reassignment({1, 2, 3}, {2, 3, 4});
   EXPECT_EQ(plan.replicas, (ids{2, 3, 4, 1}));
   EXPECT_EQ(plan.adding, (ids{4}));
   EXPECT_EQ(plan.removing, (ids{1}));
   // A shrink adds nothing; a reorder neither adds nor removes.
-  plan = plan_reassignment({1, 2, 3}, {}, {3, 1});
+  plan = plan_reassignment({1, 2, 3}, {3, 1});
   EXPECT_EQ(plan.replicas, (ids{3, 1, 2}));
   EXPECT_TRUE(plan.adding.empty());
   EXPECT_EQ(plan.removing, (ids{2}));
-  plan = plan_reassignment({1, 2, 3}, {}, {3, 2, 1});
+  plan = plan_reassignment({1, 2, 3}, {3, 2, 1});
   EXPECT_EQ(plan.replicas, (ids{3, 2, 1}));
   EXPECT_TRUE(plan.adding.empty() && plan.removing.empty());
 }
@@ -37,7 +37,10 @@ TEST(controller_logic, plan_of_a_move_lists_target_then_the_replicas_to_remove) 
 TEST(controller_logic, a_new_target_replaces_an_ongoing_move_from_the_original_replicas) {
   // [1,2,3] -> [2,3,4] under way: replicas [2,3,4,1], adding [4]. Now to [2,3,5]: 4 was never an original
   // replica, so it is neither kept nor "removed"; it simply leaves the replica set.
-  auto plan = plan_reassignment({2, 3, 4, 1}, {4}, {2, 3, 5});
+  topic_assignment moving{"t", {}, {{2, 3, 4, 1}}, {}, {{0, {4}}}, {{0, {1}}}};
+  EXPECT_EQ(moving.original_replicas(0), (ids{2, 3, 1}));
+  EXPECT_EQ(moving.target_replicas(0), (ids{2, 3, 4}));
+  auto plan = plan_reassignment(moving.original_replicas(0), {2, 3, 5});
   EXPECT_EQ(plan.replicas, (ids{2, 3, 5, 1}));
   EXPECT_EQ(plan.adding, (ids{5}));
   EXPECT_EQ(plan.removing, (ids{1}));
