@@ -309,6 +309,9 @@ void broker::close() {
   if (shutdown_thread_.joinable()) shutdown_thread_.join();
   if (fetch_session_metrics_ != 0) metrics::process_registry().remove_collector(std::exchange(fetch_session_metrics_, 0));
   if (cleaner_) cleaner_->stop();  // before the logs close: a pass under way is dropped
+  // The refreshers read the store, which stops below; left running they would log its errors at process exit.
+  if (quotas_) quotas_->stop();
+  if (authorizer_) authorizer_->stop();
   if (replicas_) replicas_->stop();
   if (cluster_mode_ && view_) view_->stop();  // closes the session: the registration goes at once
   if (topics_) topics_->close_all();

@@ -88,6 +88,9 @@ class quota_manager {
   result<void> reload();
   /// Starts the refresh thread (stopped by the destructor).
   void start();
+  /// Stops the refresh thread (joins it; idempotent). The broker never destroys this object (broker.h), so
+  /// close() calls this before the store closes: a refresh failing then would log after log::shutdown().
+  void stop() { refresher_.stop(); }
 
   /// Records `bytes` of a produce or fetch request of `user` (principal name without "User:") and
   /// `client_id`; returns the throttle time in ms (0 when no quota applies or the rate is within it).

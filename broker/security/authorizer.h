@@ -48,6 +48,9 @@ class authorizer {
   result<void> reload();
   /// Starts the refresh thread (stopped by the destructor).
   void start();
+  /// Stops the refresh thread (joins it; idempotent). The broker never destroys this object (broker.h), so
+  /// close() calls this before the store closes: a refresh failing then would log after log::shutdown().
+  void stop() { refresher_.stop(); }
 
   /// The decision for one action (the rules above). `host` is the client's IP address.
   bool authorize(const std::string& principal, const std::string& host, acl_operation op, resource_type type,
