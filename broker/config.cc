@@ -82,6 +82,7 @@ const std::map<std::string, std::string>& defaults() {
       {"zookeeper.session.timeout.ms", "18000"},
       {"zookeeper.connection.timeout.ms", ""},
       {"broker.rack", ""},
+      {"replica.selector.class", ""},
       {"replica.lag.time.max.ms", "30000"},
       {"replica.fetch.wait.max.ms", "500"},
       {"replica.fetch.min.bytes", "1"},
@@ -192,7 +193,7 @@ int8_t type_of(const std::string& key) {
       {"transaction.abort.timed.out.transaction.cleanup.interval.ms", I},
       {"transaction.remove.expired.transaction.cleanup.interval.ms", I}, {"request.timeout.ms", I},
       {"zookeeper.connect", S}, {"zookeeper.session.timeout.ms", I}, {"zookeeper.connection.timeout.ms", I},
-      {"broker.rack", S}, {"replica.lag.time.max.ms", L}, {"replica.fetch.wait.max.ms", I},
+      {"broker.rack", S}, {"replica.selector.class", S}, {"replica.lag.time.max.ms", L}, {"replica.fetch.wait.max.ms", I},
       {"replica.fetch.min.bytes", I}, {"replica.fetch.max.bytes", I}, {"replica.fetch.response.max.bytes", I},
       {"auto.leader.rebalance.enable", B}, {"leader.imbalance.check.interval.seconds", L},
       {"leader.imbalance.per.broker.percentage", I}, {"controlled.shutdown.enable", B},
@@ -570,6 +571,14 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
                           "' for authorizer.class.name: expected kafka.security.authorizer.AclAuthorizer or "
                           "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or empty: no authorization)");
     c.authorizer_enabled = !a.empty();
+  }
+  {
+    // KIP-392: Kafka's one built-in selector; Kafka refuses to start on a class it cannot load.
+    const std::string& r = v["replica.selector.class"];
+    if (!r.empty() && r != rack_aware_replica_selector)
+      return config_error("invalid value '" + r + "' for replica.selector.class: expected " +
+                          std::string(rack_aware_replica_selector) + " (or empty: consumers read from the leader)");
+    c.rack_aware_replica_selector = !r.empty();
   }
 #undef SLUICE_INT
 #undef SLUICE_BOOL

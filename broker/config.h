@@ -32,6 +32,9 @@ struct http_endpoint {
 /// Parses `http.listeners`, a comma-separated list; empty: none. Errors name the bad entry.
 result<std::vector<http_endpoint>> parse_http_listeners(const std::string& text);
 
+/// Kafka's rack-aware selector class (KIP-392), the one value replica.selector.class takes besides empty.
+inline constexpr const char* rack_aware_replica_selector = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+
 /// The effective configuration: every known key with its value after defaults, the config file and the
 /// `--override key=value` arguments, in that order of precedence (last wins). Typed fields are read once.
 struct broker_config {
@@ -72,6 +75,9 @@ struct broker_config {
   uint64_t test_faults_seed = 1;                    // sluice.test.faults.seed
 
   bool authorizer_enabled = false;                  // authorizer.class.name set (broker/security/authorizer.h)
+  /// replica.selector.class is RackAwareReplicaSelector (KIP-392): a leader names a follower in a consumer's rack
+  /// as its preferred read replica (broker/replication/replica_selector.h).
+  bool rack_aware_replica_selector = false;
   bool allow_everyone_if_no_acl_found = false;      // allow.everyone.if.no.acl.found
   int32_t acl_refresh_interval_ms = 500;            // sluice.acl.refresh.interval.ms: re-read of the cluster's ACLs
   int32_t quota_window_num = 11;                    // quota.window.num: samples of a client's rate

@@ -106,6 +106,17 @@ bool partition::has_follower(int32_t broker_id) const {
   return broker_id != self_id_ && std::find(replicas_.begin(), replicas_.end(), broker_id) != replicas_.end();
 }
 
+std::vector<follower_progress> partition::read_replica_candidates(int64_t offset) const {
+  std::vector<follower_progress> out;
+  if (closed_ || role() != replica_role::leader) return out;
+  for (const auto& f : followers_) {
+    if (f.log_end_offset < offset) continue;  // also -1: not fetched under this epoch yet
+    if (std::find(isr_.begin(), isr_.end(), f.broker_id) == isr_.end()) continue;
+    out.push_back(f);
+  }
+  return out;
+}
+
 std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms) {
   if (closed_ || role() != replica_role::leader) return std::nullopt;
   auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == broker_id; });

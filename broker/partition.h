@@ -114,6 +114,10 @@ class partition : public std::enable_shared_from_this<partition> {
   /// Whether `broker_id` is a replica of this partition other than this broker, while it leads (strand only).
   /// A follower fetch from any other id is NOT_LEADER_OR_FOLLOWER (Kafka's getReplicaOrException).
   bool has_follower(int32_t broker_id) const;
+  /// KIP-392 (strand only): the followers a consumer fetching at `offset` could read from, as Kafka's
+  /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` (a follower's
+  /// log start is not tracked here; it follows the leader's). Empty unless this replica leads.
+  std::vector<follower_progress> read_replica_candidates(int64_t offset) const;
   std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms);
   /// Leader: proposes removing followers that have not caught up for `lag_max_ms`
   /// (replica.lag.time.max.ms; Kafka's maybeShrinkIsr), unless a change is already pending.

@@ -5,6 +5,9 @@
 // Consumer side: whole record batches up to the high watermark, served as file regions
 // (sent with sendfile). Long poll: when fewer than min_bytes are ready, the request parks in the
 // partitions' purgatories until an append wakes it or max_wait_ms passes (Kafka's DelayedFetch).
+// Fetch from follower (KIP-392): a consumer's Fetch v11+ is served by any replica, a follower reading up to its own
+// high watermark; with replica.selector.class set to the rack-aware selector, the leader answers a consumer that
+// names its rack with a preferred read replica in that rack (no records), which the consumer then fetches from.
 // Fetch sessions (KIP-227, broker/fetch_session_cache.h): a full fetch with epoch 0 makes a session; an incremental
 // one fetches every partition of its session and is answered only what changed for the fetcher.
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "broker/error_map.h"
 #include "broker/fetch_session_cache.h"
 #include "broker/handlers/authorization.h"
+#include "broker/handlers/cluster_view.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ids.h"
 #include "broker/partition_errc.h"
@@ -23,6 +27,7 @@
 #include "broker/topic_config.h"
 #include "storage/errc.h"
 #include "broker/replication/replica_manager.h"
+#include "broker/replication/replica_selector.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -52,7 +57,33 @@ struct read_outcome {
   int64_t last_stable_offset = -1;
   std::vector<storage::aborted_txn> aborted;  // read_committed only
   std::optional<storage::epoch_entry> diverging;  // KIP-320: the last fetched epoch diverges (nothing read)
+  int32_t preferred_read_replica = -1;  // KIP-392: the follower the consumer should read from (nothing read)
 };
+
+/// KIP-392: the racks of the live brokers, by id, as the consumer's listener reaches them (a replica without an
+/// endpoint on that listener cannot be named: Kafka's Node.noNode).
+using rack_map = std::map<int32_t, std::optional<std::string>>;
+
+/// The leader's choice of a read replica for a consumer in `client_rack` fetching at `offset` (Kafka's
+/// findPreferredReadReplica with RackAwareReplicaSelector); -1: read here. Strand only.
+int32_t preferred_read_replica(const partition& p, int64_t offset, const std::string& client_rack, const rack_map& racks,
+                               int32_t self, int64_t now_ms) {
+  auto candidates = p.read_replica_candidates(offset);
+  if (candidates.empty()) return -1;
+  auto rack_of = [&](int32_t id) -> std::optional<std::optional<std::string>> {
+    auto it = racks.find(id);
+    if (it == racks.end()) return std::nullopt;
+    return it->second;
+  };
+  replication::replica_view leader{self, rack_of(self).value_or(std::nullopt), p.log_end_offset(), 0};
+  std::vector<replication::replica_view> followers;
+  for (const auto& f : candidates) {
+    auto rack = rack_of(f.broker_id);
+    if (!rack) continue;
+    followers.push_back({f.broker_id, std::move(*rack), f.log_end_offset, now_ms - f.last_caught_up_ms});
+  }
+  return replication::select_rack_aware(client_rack, leader, followers).value_or(-1);
+}
 
 /// Kafka reads the log only at an offset in [log start, end) (end: high watermark, last stable offset for
 /// read_committed, log end offset for followers); there, a negative partition_max_bytes makes its segment read
@@ -137,6 +168,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   resp.session_id = 0;
   const int32_t replica_id = version >= 15 ? req.replica_state_.replica_id : req.replica_id;
   const bool from_follower = replica_id >= 0;
+  // KIP-392: a consumer's Fetch v11+ carries client metadata, so any replica serves it (a follower up to its own
+  // high watermark); an older consumer reads from the leader only (Kafka's FetchParams.fetchOnlyLeader).
+  const bool reads_any_replica = !from_follower && version >= 11;
+  // With the rack-aware selector and a client rack, the leader may name a follower of that rack instead.
+  std::shared_ptr<const rack_map> racks;
+  if (reads_any_replica && svc.config.rack_aware_replica_selector && !req.rack_id.empty()) {
+    auto m = std::make_shared<rack_map>();
+    for (auto& ep : live_brokers(svc, rc.session.listener_name)) (*m)[ep.id] = std::move(ep.rack);
+    racks = std::move(m);
+  }
 
   // KIP-227: (0, -1) sessionless; epoch 0 or -1 close the named session, and 0 asks for a new one; a positive
   // epoch is an incremental fetch in the named session (Kafka's FetchManager.newContext).
@@ -168,13 +209,14 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
   const bool read_committed = !from_follower && version >= 4 && req.isolation_level == 1;
   const auto until = wait_deadline::after(svc.clock, req.max_wait_ms);
 
-  // KIP-227: in an incremental session (a consumer's, without an authorizer), a partition whose fetch would answer
-  // nothing new (at its end, same high watermark and log start offset as last answered, still led here) is left
-  // out of the fetch: it is only parked on, and joins (the fetch starts over) once it has something to tell. The
-  // answer is the same as fetching it; the work per idle partition is a few atomic loads and a park.
+  // KIP-227: in an incremental session (a consumer's, without an authorizer or a rack-aware read-replica choice), a
+  // partition whose fetch would answer nothing new (at its end, same high watermark and log start offset as last
+  // answered, still led here) is left out of the fetch: it is only parked on, and joins (the fetch starts over) once
+  // it has something to tell. The answer is the same as fetching it; the work per idle partition is a few atomic
+  // loads and a park.
   std::vector<quiet_partition> quiet;
   std::vector<protocol::fetch_request::fetch_topic> session_topics;
-  if (in_session.session && !from_follower && svc.authorizer == nullptr) {
+  if (in_session.session && !from_follower && svc.authorizer == nullptr && !racks) {
     session_topics = std::move(req.topics);
     size_t flat = 0;
     for (const auto& ft : session_topics) {
@@ -288,8 +330,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
             pd.aborted_transactions.emplace();
             where = run::refused;
           }
-        } else if (!p->is_leader()) {
-          pd.error_code = error_code::not_leader_or_follower;  // no fetch from followers (KIP-392 not offered)
+        } else if (!p->is_leader() && !reads_any_replica) {
+          pd.error_code = error_code::not_leader_or_follower;
           if (version >= 16) name_current_leader(pd, *p, svc.config.broker_id);
         } else {
           pd.error_code = check_epoch(fp.current_leader_epoch, p->leader_epoch());
@@ -339,10 +381,11 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       bool min_one = true;  // the first partition with data returns at least one whole batch (KIP-74)
       bool any_error = false;
       bool follower_behind = false;  // KIP-1166: a follower whose high watermark is behind ours learns it at once
+      bool redirected = false;       // KIP-392: a partition names a preferred read replica: answered at once
       for (auto& s : slots) {
         const int32_t limit = static_cast<int32_t>(std::min<int64_t>(s.partition_max_bytes, std::max<int64_t>(budget, 0)));
         std::optional<read_outcome> quick;
-        if (!from_follower) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
+        if (!from_follower && !racks) quick = read_at_end(*s.p, s.fetch_offset, read_committed, s.last_fetched_epoch);
         std::optional<read_outcome> read;
         if (!quick) {  // the strand is asked only when the atomics could not answer
           // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
@@ -351,8 +394,22 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
           const bool hold = s.throttled && svc.quotas->replication_exceeded(quota_manager::replication_side::leader, now_ms);
           auto read_op = call_on(s.p->strand(), [p = s.p, offset = s.fetch_offset, limit, min_one, from_follower, replica_id,
                                                  now_ms, read_committed, hold, epoch = s.current_leader_epoch,
-                                                 last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes] {
+                                                 last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes,
+                                                 reads_any_replica, racks, &client_rack = req.rack_id,
+                                                 self = svc.config.broker_id] {
             if (!from_follower) {
+              if (!p->is_leader() && !reads_any_replica) {  // it stopped leading during the long poll
+                return read_outcome{error{partition_errc::not_leader, p->topic() + "-" + std::to_string(p->index()) +
+                                                                          " is not led here"},
+                                    -1, -1, {}, -1, {}};
+              }
+              if (racks && p->is_leader()) {
+                // Kafka decides the read replica before reading; a named replica ends the fetch with no records.
+                if (int32_t to = preferred_read_replica(*p, offset, client_rack, *racks, self, now_ms); to >= 0) {
+                  return read_outcome{storage::read_result{}, p->high_watermark(), p->log_start_offset(), {},
+                                      p->last_stable_offset(), {}, std::nullopt, to};
+                }
+              }
               if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
               const int64_t end = read_committed ? p->last_stable_offset() : p->high_watermark();
               if (auto refused = check_negative_max_bytes(*p, offset, asked, end)) return std::move(*refused);
@@ -400,7 +457,10 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
           s.out->diverging_epoch.epoch = outcome.diverging->epoch;
           s.out->diverging_epoch.end_offset = outcome.diverging->start_offset;
         }
-        if (read_committed && !outcome.diverging) {  // a diverging epoch reads nothing: null, as Kafka
+        s.out->preferred_read_replica = outcome.preferred_read_replica;
+        if (outcome.preferred_read_replica >= 0) redirected = true;
+        if (read_committed && !outcome.diverging && outcome.preferred_read_replica < 0) {
+          // a diverging epoch or a named read replica reads nothing: null, as Kafka
           std::vector<response::aborted_transaction> aborted;
           aborted.reserve(outcome.aborted.size());
           for (const auto& a : outcome.aborted) {
@@ -439,7 +499,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         budget -= outcome.data->region.size;
         if (outcome.data->region.size > 0) min_one = false;
       }
-      if (total >= min_bytes || any_error || follower_behind || (slots.empty() && waiting_quiet == 0) ||
+      if (total >= min_bytes || any_error || follower_behind || redirected || (slots.empty() && waiting_quiet == 0) ||
           until.passed()) {
         if (!from_follower) {
           throttle_for_quota(svc, rc, quota_manager::kind::fetch, total);  // KIP-13

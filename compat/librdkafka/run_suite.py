@@ -386,6 +386,10 @@ def run_target(args, version, runner, selected, expectations, kafka_path, kafka_
                 o = dict(overrides)
                 if cluster:
                     o["broker.id"] = i
+                    # 0101_fetch_from_follower: racks named as its client.rack ("RACK<broker id>") and Kafka's
+                    # rack-aware read-replica selector (KIP-392)
+                    o.setdefault("broker.rack", "RACK%d" % i)
+                    o.setdefault("replica.selector.class", "org.apache.kafka.common.replica.RackAwareReplicaSelector")
                 if reference:
                     b = kafka_reference.KafkaReference(args.cache, o)
                 else:

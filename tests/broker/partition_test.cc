@@ -116,6 +116,26 @@ TEST_F(PartitionReplicationTest, LaggingFollowerIsProposedOutAndCaughtUpFollower
   EXPECT_TRUE(p_->record_follower_fetch(3, 4, 3600).has_value());
 }
 
+// KIP-392: the followers a consumer may be sent to are those in the ISR holding the fetch offset.
+TEST_F(PartitionReplicationTest, ReadReplicaCandidatesAreInSyncFollowersHoldingTheOffset) {
+  p_->become_leader(1, 1, {1, 2, 3, 4}, {1, 2, 3}, 0, 0);
+  append(6);
+  EXPECT_TRUE(p_->read_replica_candidates(0).empty());  // no follower has fetched in this epoch
+  p_->record_follower_fetch(2, 6, 100);
+  p_->record_follower_fetch(3, 4, 100);
+  p_->record_follower_fetch(4, 6, 100);  // caught up but not (yet) in the ISR
+  auto ids = [](const std::vector<follower_progress>& v) {
+    std::vector<int32_t> out;
+    for (const auto& f : v) out.push_back(f.broker_id);
+    return out;
+  };
+  EXPECT_EQ(ids(p_->read_replica_candidates(4)), (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(ids(p_->read_replica_candidates(5)), (std::vector<int32_t>{2}));  // 3 holds offsets below 4 only
+  EXPECT_EQ(p_->read_replica_candidates(4)[0].log_end_offset, 6);
+  p_->become_follower(2, 2);
+  EXPECT_TRUE(p_->read_replica_candidates(0).empty());  // only a leader names read replicas
+}
+
 TEST_F(PartitionReplicationTest, MinInsyncReplicasRefusesAcksAllOnly) {
   p_->become_leader(1, 1, {1, 2, 3}, {1}, 0, 0);
   auto bytes = batch(1);

@@ -244,6 +244,18 @@ TEST(BrokerConfig, LogSegmentBytesAtLeastOneMebibyte) {
   EXPECT_EQ(c->log_segment_bytes, 1048576);
 }
 
+TEST(BrokerConfig, ReplicaSelectorClassIsKafkasRackAwareSelectorOrNothing) {
+  auto none = make_config({}, {});
+  ASSERT_TRUE(none.ok()) << none.err().message;
+  EXPECT_FALSE(none->rack_aware_replica_selector);  // Kafka's default: consumers read from the leader
+  auto rack = make_config({}, {{"replica.selector.class", "org.apache.kafka.common.replica.RackAwareReplicaSelector"}});
+  ASSERT_TRUE(rack.ok()) << rack.err().message;
+  EXPECT_TRUE(rack->rack_aware_replica_selector);
+  auto other = make_config({}, {{"replica.selector.class", "com.example.MySelector"}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.err().message.find("replica.selector.class"), std::string::npos) << other.err().message;
+}
+
 TEST(TopicConfigKeys, KafkaFourFourList) {
   std::vector<std::string> names;
   for (const auto& k : topic_config_keys()) names.emplace_back(k.name);
