@@ -150,6 +150,7 @@ constexpr served_api kServed[] = {
     {api_key::list_partition_reassignments,
      &adapt<protocol::list_partition_reassignments_request, handlers::list_partition_reassignments>},
     {api_key::list_config_resources, &adapt<protocol::list_config_resources_request, handlers::list_config_resources>},
+    {api_key::update_features, &adapt<protocol::update_features_request, handlers::update_features>},
     {api_key::consumer_group_heartbeat,
      &adapt<protocol::consumer_group_heartbeat_request, handlers::consumer_group_heartbeat>},
     {api_key::consumer_group_describe,

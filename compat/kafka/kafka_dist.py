@@ -46,6 +46,7 @@ TOOLS = {
     "kafka-get-offsets.sh": ("org.apache.kafka.tools.GetOffsetShell", None),
     "kafka-reassign-partitions.sh": ("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", None),
     "kafka-leader-election.sh": ("org.apache.kafka.tools.LeaderElectionCommand", None),
+    "kafka-features.sh": ("org.apache.kafka.tools.FeatureCommand", None),
 }
 
 TOOLS_LOG4J2 = """\
