@@ -574,7 +574,7 @@ result<broker_config> make_config(const std::map<std::string, std::string>& file
   }
   {
     // KIP-392: Kafka's one built-in selector; Kafka refuses to start on a class it cannot load.
-    const std::string& r = v["replica.selector.class"];
+    const std::string r = trim(v["replica.selector.class"]);  // Kafka trims a class name
     if (!r.empty() && r != rack_aware_replica_selector)
       return config_error("invalid value '" + r + "' for replica.selector.class: expected " +
                           std::string(rack_aware_replica_selector) + " (or empty: consumers read from the leader)");

@@ -151,6 +151,7 @@ constexpr served_api kServed[] = {
      &adapt<protocol::list_partition_reassignments_request, handlers::list_partition_reassignments>},
     {api_key::list_config_resources, &adapt<protocol::list_config_resources_request, handlers::list_config_resources>},
     {api_key::update_features, &adapt<protocol::update_features_request, handlers::update_features>},
+    {api_key::alter_replica_log_dirs, &adapt<protocol::alter_replica_log_dirs_request, handlers::alter_replica_log_dirs>},
     {api_key::consumer_group_heartbeat,
      &adapt<protocol::consumer_group_heartbeat_request, handlers::consumer_group_heartbeat>},
     {api_key::consumer_group_describe,

@@ -351,7 +351,7 @@ std::optional<storage::cleaning_plan> partition::plan_cleaning(storage::cleaning
 
 result<int64_t> partition::install_cleaned(const storage::cleaning_result& cleaned) {
   if (closed_) {
-    for (const auto& g : cleaned.groups) storage::segment::remove_cleaned_files(dir_, g.base_offset);
+    for (const auto& g : cleaned.groups) storage::segment::remove_cleaned_files(dir(), g.base_offset);
     return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_) + " is closed"};
   }
   auto r = log_->install_cleaned(cleaned);
@@ -417,6 +417,15 @@ asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offse
   };
   return asio::async_initiate<decltype(asio::use_awaitable), void(hw_wait_result)>(std::move(initiate),
                                                                                    asio::use_awaitable);
+}
+
+void partition::replace_log(storage::log* moved) {
+  log_ = moved;
+  {
+    std::lock_guard lock(dir_mutex_);
+    dir_ = moved->dir();
+  }
+  publish_offsets();
 }
 
 std::filesystem::path partition::close(bool for_deletion) {

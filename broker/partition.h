@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,8 +85,11 @@ class partition : public std::enable_shared_from_this<partition> {
   uint64_t leadership_changes() const { return leadership_changes_.load(std::memory_order_acquire); }
   /// Size of the ISR as last applied (leader only; readable from anywhere, for Metadata).
   int32_t isr_size() const { return isr_size_.load(std::memory_order_acquire); }
-  /// The partition's directory (fixed at open; readable from any thread).
-  const std::filesystem::path& dir() const { return dir_; }
+  /// The partition's directory (readable from any thread; changes only when the log moves to another log dir).
+  std::filesystem::path dir() const {
+    std::lock_guard lock(dir_mutex_);
+    return dir_;
+  }
 
   /// Client traffic, for /metrics (Kafka's BrokerTopicMetrics, summed per topic at scrape time): records and
   /// bytes appended by Produce, bytes sent to consumers by Fetch (not to followers). Relaxed atomic adds.
@@ -231,6 +235,10 @@ class partition : public std::enable_shared_from_this<partition> {
   asio::awaitable<hw_wait_result> wait_for_high_watermark(int64_t offset, uint64_t term, int32_t min_insync_replicas,
                                                           wait_deadline until);
 
+  /// AlterReplicaLogDirs (storage::log_manager::move): the log now lives at `moved` (the old one is closed and
+  /// gone). Offsets are published again from it.
+  void replace_log(storage::log* moved);
+
   /// Closes the log (flushing it unless `for_deletion`: its files are deleted next); later appends and reads
   /// fail. Returns the directory of the log.
   std::filesystem::path close(bool for_deletion = false);
@@ -248,7 +256,8 @@ class partition : public std::enable_shared_from_this<partition> {
   std::string topic_;
   int32_t index_;
   storage::log* log_;  // owned by the log_manager; not touched once closed_ (it may be deleted then)
-  std::filesystem::path dir_;
+  mutable std::mutex dir_mutex_;
+  std::filesystem::path dir_;  // guarded by dir_mutex_
   strand_type strand_;
   std::atomic<int32_t> leader_epoch_{0};
   std::atomic<replica_role> role_{replica_role::leader};

@@ -137,6 +137,8 @@ class topic_registry {
   /// Writes the recovery-point and log-start-offset checkpoints of every log dir (thread-safe).
   void write_checkpoints();
   const std::vector<std::filesystem::path>& log_dirs() const { return logs_.log_dirs(); }
+  /// The logs of this broker's replicas (AlterReplicaLogDirs moves them between log dirs).
+  storage::log_manager& logs() { return logs_; }
 
   /// Closes every partition's log (clean shutdown). Call after the io threads have stopped.
   void close_all();

@@ -1,10 +1,14 @@
 #include "storage/log_manager.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <random>
 
 #include "base/logging.h"
 #include "storage/errc.h"
+#include "storage/index_file.h"
 
 namespace sluice::storage {
 
@@ -30,6 +34,15 @@ std::string random_hex(size_t chars) {
 }
 
 std::string dir_name(const topic_partition& tp) { return tp.first + "-" + std::to_string(tp.second); }
+
+sluice::result<void> fsync_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return detail::io_error("open", path);
+  const int r = ::fsync(fd);
+  ::close(fd);
+  if (r != 0) return detail::io_error("fsync", path);
+  return {};
+}
 
 }  // namespace
 
@@ -86,6 +99,7 @@ std::optional<topic_partition> log_manager::parse_partition_dir(const std::strin
 sluice::result<void> log_manager::load() {
   std::lock_guard lock(mutex_);
   if (log_dirs_.empty()) return make_error(errc::invalid_argument, "log.dirs is empty");
+  std::vector<std::pair<std::filesystem::path, size_t>> futures;  // "-future" directories and their log dir
   for (size_t d = 0; d < log_dirs_.size(); ++d) {
     const auto& dir = log_dirs_[d];
     std::error_code ec;
@@ -113,6 +127,10 @@ sluice::result<void> log_manager::load() {
         std::filesystem::remove_all(child, ec);  // a removal interrupted by a crash
         continue;
       }
+      if (name.size() > future_suffix_bytes && name.compare(name.size() - 7, 7, "-future") == 0) {
+        futures.push_back({child, d});  // after every log dir is listed (move())
+        continue;
+      }
       auto tp = parse_partition_dir(name);
       if (!tp) {
         sluice::log::debug("storage: skipping {} (not a partition directory)", child.string());
@@ -131,7 +149,113 @@ sluice::result<void> log_manager::load() {
       logs_[*tp] = entry{std::move(l.value()), d};
     }
   }
+  // A move (move()) cut short by a crash: the future copy of a partition that still has its log is dropped; one
+  // whose old log was already renamed for deletion is complete, and finishes the move.
+  for (const auto& [future, d] : futures) {
+    const std::string name = future.filename().string();
+    auto tp = parse_partition_dir(name.substr(0, name.size() - future_suffix_bytes));
+    std::error_code ec;
+    if (!tp || logs_.count(*tp) != 0) {
+      sluice::log::info("storage: dropping {} (a log dir move that did not finish)", future.string());
+      std::filesystem::remove_all(future, ec);
+      continue;
+    }
+    const auto live = future.parent_path() / dir_name(*tp);
+    std::filesystem::rename(future, live, ec);
+    if (ec) return make_error(errc::io_error, "rename " + future.string() + ": " + ec.message());
+    sluice::log::info("storage: finished moving {} to {}", dir_name(*tp), log_dirs_[d].string());
+    auto l = log::open(live, default_config_, clock_);  // its offsets are not in this dir's checkpoints yet
+    if (!l) return l.err();
+    logs_[*tp] = entry{std::move(l.value()), d};
+  }
   return {};
+}
+
+std::optional<size_t> log_manager::dir_index_of(const std::string& topic, int32_t partition) const {
+  std::lock_guard lock(mutex_);
+  auto it = logs_.find({topic, partition});
+  if (it == logs_.end()) return std::nullopt;
+  return it->second.dir_index;
+}
+
+std::optional<size_t> log_manager::find_log_dir(const std::string& path) const {
+  for (size_t d = 0; d < log_dirs_.size(); ++d) {
+    std::error_code ec;
+    if (std::filesystem::absolute(log_dirs_[d], ec).lexically_normal().string() == path) return d;
+    if (std::filesystem::absolute(log_dirs_[d], ec).string() == path) return d;
+  }
+  return std::nullopt;
+}
+
+void log_manager::set_preferred_dir(const std::string& topic, int32_t partition, size_t dir_index) {
+  std::lock_guard lock(mutex_);
+  preferred_dirs_[{topic, partition}] = dir_index;
+}
+
+sluice::result<log*> log_manager::move(const std::string& topic, int32_t partition, size_t dest_index) {
+  if (dest_index >= log_dirs_.size())
+    return make_error(errc::invalid_argument, "no log dir " + std::to_string(dest_index));
+  const topic_partition tp{topic, partition};
+  log* source = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = logs_.find(tp);
+    if (it == logs_.end()) return make_error(errc::not_found, "no log for " + dir_name(tp));
+    if (it->second.dir_index == dest_index) return it->second.partition_log.get();
+    source = it->second.partition_log.get();
+  }
+  // The copy runs without the lock: only this partition's strand uses the log.
+  if (auto r = source->flush(); !r) return r.err();
+  const auto from = source->dir();
+  const auto future = log_dirs_[dest_index] / (dir_name(tp) + "." + random_hex(32) + "-future");
+  auto fail = [&](const std::string& why) -> sluice::error {
+    std::error_code ignored;
+    std::filesystem::remove_all(future, ignored);
+    return make_error(errc::io_error, "move " + dir_name(tp) + ": " + why);
+  };
+  std::error_code ec;
+  std::filesystem::create_directories(future, ec);
+  if (ec) return fail("create " + future.string() + ": " + ec.message());
+  for (const auto& e : std::filesystem::directory_iterator(from, ec)) {
+    if (!e.is_regular_file()) continue;
+    const std::string name = e.path().filename().string();
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".cleaned") == 0) continue;  // a compaction under way
+    std::filesystem::copy_file(e.path(), future / name, ec);
+    if (ec) return fail("copy " + e.path().string() + ": " + ec.message());
+    if (auto r = fsync_file(future / name); !r) return fail(r.err().message);
+  }
+  if (ec) return fail("list " + from.string() + ": " + ec.message());
+  if (auto r = detail::fsync_directory(future); !r) return fail(r.err().message);
+  if (auto r = detail::fsync_directory(log_dirs_[dest_index]); !r) return fail(r.err().message);
+
+  std::lock_guard lock(mutex_);
+  auto it = logs_.find(tp);
+  const log_config config = source->config();
+  const log_recovery_state state = source->checkpoint_state();
+  source->close(/*durable=*/true);
+  // The commit point: once the old directory is gone, the future copy is the partition's log (see load()).
+  const auto doomed = from.parent_path() / (dir_name(tp) + "." + random_hex(32) + "-delete");
+  std::filesystem::rename(from, doomed, ec);
+  if (ec) {
+    // The old log stays: reopen it where it is.
+    auto back = log::open(from, config, clock_, state);
+    std::error_code ignored;
+    std::filesystem::remove_all(future, ignored);
+    if (!back) return back.err();
+    it->second.partition_log = std::move(back.value());
+    return make_error(errc::io_error, "rename " + from.string() + ": " + ec.message());
+  }
+  (void)detail::fsync_directory(from.parent_path());
+  const auto live = log_dirs_[dest_index] / dir_name(tp);
+  std::filesystem::rename(future, live, ec);
+  if (ec) return make_error(errc::io_error, "rename " + future.string() + ": " + ec.message() + " (the next start finishes the move)");
+  (void)detail::fsync_directory(log_dirs_[dest_index]);
+  auto moved = log::open(live, config, clock_, state);
+  if (!moved) return moved.err();
+  it->second = entry{std::move(moved.value()), dest_index};
+  delete_in_background(doomed);
+  if (auto r = write_checkpoints_locked(); !r) sluice::log::warn("storage: checkpoint after a move: {}", r.err().message);
+  return it->second.partition_log.get();
 }
 
 sluice::result<log*> log_manager::create(const std::string& topic, int32_t partition, log_config config) {
@@ -143,7 +267,11 @@ sluice::result<log*> log_manager::create(const std::string& topic, int32_t parti
   if (auto it = logs_.find(tp); it != logs_.end()) return it->second.partition_log.get();
   std::vector<size_t> counts(log_dirs_.size(), 0);
   for (const auto& [key, e] : logs_) ++counts[e.dir_index];
-  const size_t d = static_cast<size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  size_t d = static_cast<size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  if (auto it = preferred_dirs_.find(tp); it != preferred_dirs_.end()) {
+    if (it->second < log_dirs_.size()) d = it->second;
+    preferred_dirs_.erase(it);
+  }
   auto l = log::open(log_dirs_[d] / dir_name(tp), config, clock_);
   if (!l) return l.err();
   log* raw = l.value().get();

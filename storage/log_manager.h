@@ -56,6 +56,29 @@ class log_manager {
   /// `rewrite_checkpoints` false: the caller removes several and calls write_checkpoints() once after them.
   sluice::result<void> remove(const std::string& topic, int32_t partition, bool rewrite_checkpoints = true);
 
+  /// AlterReplicaLogDirs (KIP-113): moves the log of a partition to log dir `dest_index` (of log_dirs()) and returns
+  /// the log that replaces it there (the old one is closed: its owner switches to the new one at once). The log is
+  /// flushed and copied, file by file, into "<topic>-<partition>.<32 hex>-future" in the destination, fsynced, and
+  /// only then swapped in: the old directory is renamed "-delete" (removed in the background), the future one takes
+  /// the partition's name. A crash before that rename leaves the old log in place (load() drops the future copy);
+  /// after it, load() finishes the move (a "-future" directory whose partition has no log is complete). Compaction
+  /// files being written (".cleaned") are not copied. Already there: the current log. The caller runs this on the
+  /// partition's strand (nothing else uses the log meanwhile; appends wait for the copy). Errors:
+  /// errc::not_found (no such log), errc::invalid_argument (dest out of range), errc::io_error (the copy failed:
+  /// the partial copy is removed and the old log stays in use).
+  sluice::result<log*> move(const std::string& topic, int32_t partition, size_t dest_index);
+  /// The index in log_dirs() of the log of a partition, or nullopt when it has none.
+  std::optional<size_t> dir_index_of(const std::string& topic, int32_t partition) const;
+  /// The index in log_dirs() whose absolute path is `path` exactly (Kafka's isLogDirOnline compares absolute
+  /// paths), or nullopt.
+  std::optional<size_t> find_log_dir(const std::string& path) const;
+  /// Where create() will put this partition's log if it is created later (Kafka's maybeUpdatePreferredLogDir: an
+  /// AlterReplicaLogDirs that came before the replica). Forgotten once used.
+  void set_preferred_dir(const std::string& topic, int32_t partition, size_t dir_index);
+  /// The name of a partition's "-future" directory is this many bytes longer than its own (".<32 hex>-future");
+  /// Kafka refuses a move whose future name passes 255 bytes.
+  static constexpr size_t future_suffix_bytes = 1 + 32 + 7;
+
   /// Every partition with a log, sorted.
   std::vector<std::pair<std::string, int32_t>> partitions() const;
 
@@ -86,6 +109,7 @@ class log_manager {
   sluice::clock& clock_;
   mutable std::mutex mutex_;
   std::map<topic_partition, entry> logs_;
+  std::map<topic_partition, size_t> preferred_dirs_;  // set_preferred_dir
 
   // The background deleter of renamed "-delete" directories.
   void delete_in_background(std::filesystem::path doomed);

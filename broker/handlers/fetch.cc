@@ -68,6 +68,9 @@ using rack_map = std::map<int32_t, std::optional<std::string>>;
 /// findPreferredReadReplica with RackAwareReplicaSelector); -1: read here. Strand only.
 int32_t preferred_read_replica(const partition& p, int64_t offset, const std::string& client_rack, const rack_map& racks,
                                int32_t self, int64_t now_ms) {
+  // Kafka also requires a candidate's log start at or below the offset; followers' log starts are not tracked here,
+  // so an offset below the leader's (deleted, or out of range) is read here, never sent to a follower.
+  if (offset < p.log_start_offset()) return -1;
   auto candidates = p.read_replica_candidates(offset);
   if (candidates.empty()) return -1;
   auto rack_of = [&](int32_t id) -> std::optional<std::optional<std::string>> {

@@ -46,6 +46,7 @@
 #include "protocol/messages/describe_topic_partitions.h"
 #include "protocol/messages/list_config_resources.h"
 #include "protocol/messages/update_features.h"
+#include "protocol/messages/alter_replica_log_dirs.h"
 #include "protocol/messages/offset_commit.h"
 #include "protocol/messages/offset_delete.h"
 #include "protocol/messages/offset_fetch.h"
@@ -73,6 +74,8 @@ task<protocol::describe_topic_partitions_response> describe_topic_partitions(
     broker_services&, request_context&, protocol::describe_topic_partitions_request&);
 task<protocol::list_config_resources_response> list_config_resources(broker_services&, request_context&,
                                                                      protocol::list_config_resources_request&);
+task<protocol::alter_replica_log_dirs_response> alter_replica_log_dirs(broker_services&, request_context&,
+                                                                       protocol::alter_replica_log_dirs_request&);
 task<protocol::update_features_response> update_features(broker_services&, request_context&,
                                                          protocol::update_features_request&);
 task<std::optional<protocol::produce_response>> produce(broker_services&, request_context&, protocol::produce_request&);

@@ -7,8 +7,9 @@
 // feature named twice keeps its first place and its last level); the first failing one fails the request and its
 // message is the top-level one. No per-feature results (Kafka 4.4 sends none when the request fails; v2 has none).
 // An empty request succeeds. Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
-#include <algorithm>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/handlers/authorization.h"
@@ -44,10 +45,11 @@ task<response> update_features(broker_services& svc, request_context& rc, protoc
   }
   // Kafka keys the updates by feature name: the first place, the last entry.
   std::vector<const protocol::update_features_request::feature_update_key*> updates;
+  std::unordered_map<std::string_view, size_t> place;  // feature -> index in updates
   for (const auto& u : req.feature_updates) {
-    auto same = std::find_if(updates.begin(), updates.end(), [&](const auto* x) { return x->feature == u.feature; });
-    if (same != updates.end()) *same = &u;
-    else updates.push_back(&u);
+    auto [it, fresh] = place.try_emplace(u.feature, updates.size());
+    if (fresh) updates.push_back(&u);
+    else updates[it->second] = &u;
   }
   const int32_t controller = controller_id(svc) >= 0 ? controller_id(svc) : svc.config.broker_id;
   for (const auto* u : updates) {

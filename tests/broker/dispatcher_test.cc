@@ -198,6 +198,7 @@ std::map<api_key, probe> probes() {
       make_probe<describe_topic_partitions_request, describe_topic_partitions_response>();
   p[api_key::list_config_resources] = make_probe<list_config_resources_request, list_config_resources_response>();
   p[api_key::update_features] = make_probe<update_features_request, update_features_response>();
+  p[api_key::alter_replica_log_dirs] = make_probe<alter_replica_log_dirs_request, alter_replica_log_dirs_response>();
   p[api_key::elect_leaders] = make_probe<elect_leaders_request, elect_leaders_response>();
   p[api_key::alter_partition_reassignments] =
       make_probe<alter_partition_reassignments_request, alter_partition_reassignments_response>();

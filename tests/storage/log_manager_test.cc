@@ -104,5 +104,86 @@ TEST(LogManager, CreateGetRemoveLoad) {
   EXPECT_EQ(m.load().err().code, errc::already_exists);
 }
 
+// AlterReplicaLogDirs (KIP-113): a log copied to another log dir, swapped in, and found there after a restart.
+TEST(LogManager, MoveToAnotherLogDir) {
+  temp_dir tmp;
+  manual_clock clock;
+  const std::vector<std::filesystem::path> dirs{tmp.path() / "d1", tmp.path() / "d2"};
+  {
+    log_manager m(dirs, log_config{}, clock);
+    ASSERT_TRUE(m.load().ok());
+    EXPECT_EQ(m.find_log_dir(std::filesystem::absolute(dirs[1]).string()), 1u);
+    EXPECT_FALSE(m.find_log_dir("d2").has_value());  // only absolute paths, as Kafka
+    auto l = m.create("moving", 0, log_config{});
+    ASSERT_TRUE(l.ok());
+    ASSERT_EQ((*l)->dir(), dirs[0] / "moving-0");
+    auto b1 = make_batch(3);
+    ASSERT_TRUE((*l)->append(b1, 0).ok());
+    auto b2 = make_batch(4);
+    ASSERT_TRUE((*l)->append(b2, 0).ok());
+    EXPECT_EQ(*m.move("moving", 0, 0), *l);  // already there: the same log
+    auto moved = m.move("moving", 0, 1);
+    ASSERT_TRUE(moved.ok()) << moved.err().message;
+    EXPECT_EQ((*moved)->dir(), dirs[1] / "moving-0");
+    EXPECT_EQ((*moved)->log_end_offset(), 7);
+    EXPECT_EQ(m.get("moving", 0), *moved);
+    EXPECT_EQ(m.dir_index_of("moving", 0), 1u);
+    EXPECT_FALSE(std::filesystem::exists(dirs[0] / "moving-0"));
+    auto r = (*moved)->read(3, 1 << 20, 7, false);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->first_offset, 3);  // the second batch, read from the copy
+    auto b3 = make_batch(2);
+    ASSERT_TRUE((*moved)->append(b3, 0).ok());
+    EXPECT_EQ(m.move("nothing", 0, 1).err().code, errc::not_found);
+    EXPECT_EQ(m.move("moving", 0, 2).err().code, errc::invalid_argument);
+    // A replica created later goes where an earlier request asked (Kafka's preferred log dir), once.
+    m.set_preferred_dir("later", 0, 0);
+    m.set_preferred_dir("later", 1, 0);
+    auto later = m.create("later", 0, log_config{});
+    ASSERT_TRUE(later.ok());
+    EXPECT_EQ((*later)->dir(), dirs[0] / "later-0");
+  }
+  log_manager m(dirs, log_config{}, clock);
+  ASSERT_TRUE(m.load().ok());
+  ASSERT_NE(m.get("moving", 0), nullptr);
+  EXPECT_EQ(m.get("moving", 0)->dir(), dirs[1] / "moving-0");
+  EXPECT_EQ(m.get("moving", 0)->log_end_offset(), 9);
+}
+
+// A move cut short by a crash: before the commit point (the old log still there) the copy is dropped; after it
+// (the old log renamed for deletion) the copy is the partition's log.
+TEST(LogManager, LoadDropsOrFinishesAnInterruptedMove) {
+  temp_dir tmp;
+  manual_clock clock;
+  const std::vector<std::filesystem::path> dirs{tmp.path() / "d1", tmp.path() / "d2"};
+  {
+    log_manager m(dirs, log_config{}, clock);
+    ASSERT_TRUE(m.load().ok());
+    for (const char* t : {"early", "late"}) {
+      auto l = m.create(t, 0, log_config{});
+      ASSERT_TRUE(l.ok());
+      auto b = make_batch(5);
+      ASSERT_TRUE((*l)->append(b, 0).ok());
+    }
+  }
+  // early-0 is in d1 (fewest logs, first dir); late-0 wherever create put it, its copy in the other dir.
+  const auto early = dirs[0] / "early-0";
+  const auto late_src = std::filesystem::exists(dirs[0] / "late-0") ? dirs[0] / "late-0" : dirs[1] / "late-0";
+  const auto other = late_src.parent_path() == dirs[0] ? dirs[1] : dirs[0];
+  const std::string hex = "0123456789abcdef0123456789abcdef";
+  std::filesystem::copy(early, dirs[1] / ("early-0." + hex + "-future"));
+  std::filesystem::copy(late_src, other / ("late-0." + hex + "-future"));
+  std::filesystem::rename(late_src, late_src.parent_path() / ("late-0." + hex + "-delete"));
+  log_manager m(dirs, log_config{}, clock);
+  ASSERT_TRUE(m.load().ok());
+  ASSERT_NE(m.get("early", 0), nullptr);
+  EXPECT_EQ(m.get("early", 0)->dir(), early);  // dropped copy: the log stays where it was
+  EXPECT_FALSE(std::filesystem::exists(dirs[1] / ("early-0." + hex + "-future")));
+  ASSERT_NE(m.get("late", 0), nullptr);
+  EXPECT_EQ(m.get("late", 0)->dir(), other / "late-0");  // finished move
+  EXPECT_EQ(m.get("late", 0)->log_end_offset(), 5);
+  EXPECT_FALSE(std::filesystem::exists(late_src.parent_path() / ("late-0." + hex + "-delete")));
+}
+
 }  // namespace
 }  // namespace sluice::storage
