@@ -117,16 +117,19 @@ std::vector<follower_progress> partition::read_replica_candidates(int64_t offset
   return out;
 }
 
-std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms) {
+std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms,
+                                                           int64_t log_start_offset) {
   if (closed_ || role() != replica_role::leader) return std::nullopt;
   auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.broker_id == broker_id; });
   if (it == followers_.end()) return std::nullopt;
   const int64_t leo = log_->log_end_offset();
   it->log_end_offset = std::min(fetch_offset, leo);
   if (fetch_offset >= leo) it->last_caught_up_ms = now_ms;
+  const bool start_moved = log_start_offset >= 0 && log_start_offset != it->log_start_offset;
+  if (log_start_offset >= 0) it->log_start_offset = log_start_offset;
   const int64_t before = high_watermark();
   publish_offsets();
-  if (high_watermark() != before) wake_waiters();
+  if (high_watermark() != before || start_moved) wake_waiters();  // a DeleteRecords may be waiting for it
   const bool in_isr = std::find(isr_.begin(), isr_.end(), broker_id) != isr_.end();
   if (in_isr || isr_change_pending_) return std::nullopt;
   // Kafka's isFollowerInSync: caught up to the HW and into the current leader epoch.
@@ -417,6 +420,40 @@ asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offse
   };
   return asio::async_initiate<decltype(asio::use_awaitable), void(hw_wait_result)>(std::move(initiate),
                                                                                    asio::use_awaitable);
+}
+
+int64_t partition::low_watermark() const {
+  int64_t low = log_start_offset();
+  if (closed_ || role() != replica_role::leader) return low;
+  for (const auto& f : followers_)
+    if (std::find(isr_.begin(), isr_.end(), f.broker_id) != isr_.end()) low = std::min(low, f.log_start_offset);
+  return low;
+}
+
+void partition::wait_for_low_watermark(int64_t offset, wait_deadline until, std::function<void(low_watermark_wait)> done) {
+  using outcome = low_watermark_wait::outcome;
+  if (closed_ || !is_leader()) return done({outcome::not_leader, -1});
+  if (const int64_t low = low_watermark(); low >= offset) return done({outcome::reached, low});
+  if (until.passed()) return done({outcome::timed_out, low_watermark()});
+  auto waiter = std::make_shared<purgatory_waiter>(strand_);
+  waiters_.add(waiter);
+  waiter->async_wait(until, [self = shared_from_this(), offset, until, done = std::move(done)]() mutable {
+    self->wait_for_low_watermark(offset, until, std::move(done));
+  });
+}
+
+asio::awaitable<low_watermark_wait> partition::wait_for_low_watermark(int64_t offset, wait_deadline until) {
+  auto initiate = [self = shared_from_this(), offset, until](auto handler) mutable {
+    asio::post(self->strand(), [self, offset, until, handler = std::move(handler)]() mutable {
+      auto shared = std::make_shared<decltype(handler)>(std::move(handler));  // std::function needs a copy
+      self->wait_for_low_watermark(offset, until, [shared](low_watermark_wait r) {
+        auto back = asio::get_associated_executor(*shared);
+        asio::post(back, [shared, r] { std::move(*shared)(r); });
+      });
+    });
+  };
+  return asio::async_initiate<decltype(asio::use_awaitable), void(low_watermark_wait)>(std::move(initiate),
+                                                                                       asio::use_awaitable);
 }
 
 void partition::replace_log(storage::log* moved) {

@@ -37,6 +37,17 @@ struct follower_progress {
   int32_t broker_id = -1;
   int64_t log_end_offset = -1;    // its last fetch offset; -1 until it fetched under this leader epoch
   int64_t last_caught_up_ms = 0;  // last time its fetch reached the leader's LEO (Kafka's lastCaughtUpTimeMs)
+  int64_t log_start_offset = -1;  // its log start as its last fetch reported it (Fetch v5+); -1 until then
+};
+
+/// How a wait for the low watermark ended (partition::wait_for_low_watermark, DeleteRecords).
+struct low_watermark_wait {
+  enum class outcome : uint8_t {
+    reached,     // every in-sync replica's log start reached the offset
+    not_leader,  // this replica stopped leading, or was closed (NOT_LEADER_OR_FOLLOWER)
+    timed_out,   // the deadline passed first (REQUEST_TIMED_OUT)
+  } how = outcome::timed_out;
+  int64_t low_watermark = -1;  // at the end of the wait
 };
 
 /// A proposed ISR change, made by the leader and written to the coordination store by the caller
@@ -122,7 +133,18 @@ class partition : public std::enable_shared_from_this<partition> {
   /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` (a follower's
   /// log start is not tracked here; it follows the leader's). Empty unless this replica leads.
   std::vector<follower_progress> read_replica_candidates(int64_t offset) const;
-  std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms);
+  /// `log_start_offset`: the follower's log start as its fetch reported it (-1: not sent; the last one stays).
+  std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms,
+                                                  int64_t log_start_offset = -1);
+  /// Leader (strand only): the smallest log start offset over this replica and its in-sync followers (-1 for a
+  /// follower that has not reported one under this epoch); Kafka's lowWatermarkIfLeader, which takes the live
+  /// replicas. This replica's own log start when it does not lead.
+  int64_t low_watermark() const;
+  /// DeleteRecords (Kafka's DelayedDeleteRecords): waits until low_watermark() reaches `offset`, so that no
+  /// in-sync replica still serves records below it once the delete is acknowledged. Woken by follower fetches
+  /// that report a new log start (and every other wake of the partition); ends not_leader at once when this
+  /// replica does not lead, timed_out at `until`. Resumes the caller on its own executor.
+  asio::awaitable<low_watermark_wait> wait_for_low_watermark(int64_t offset, wait_deadline until);
   /// Leader: proposes removing followers that have not caught up for `lag_max_ms`
   /// (replica.lag.time.max.ms; Kafka's maybeShrinkIsr), unless a change is already pending.
   std::optional<isr_change> propose_isr_shrink(int64_t now_ms, int64_t lag_max_ms);
@@ -249,6 +271,7 @@ class partition : public std::enable_shared_from_this<partition> {
  private:
   void publish_offsets();
   void wake_waiters();
+  void wait_for_low_watermark(int64_t offset, wait_deadline until, std::function<void(low_watermark_wait)> done);
   int64_t isr_min_log_end_offset() const;  // leader: smallest LEO over the ISR
   bool follows_at(int32_t epoch) const { return !closed_ && role() == replica_role::follower && leader_epoch() == epoch; }
   error not_following() const;

@@ -1,5 +1,7 @@
 // DeleteRecords (key 21): moves partitions' log start offsets forward (KIP-107); whole segments below the
-// new start are deleted and the checkpoint is written before answering.
+// new start are deleted and the checkpoint is written before answering. In cluster mode a partition is answered
+// once every in-sync follower reports a log start at or past the new one (Kafka's DelayedDeleteRecords: its
+// low_watermark), so no replica serves the deleted records after the answer; REQUEST_TIMED_OUT after timeout_ms.
 #include <map>
 #include <string_view>
 #include <utility>
@@ -8,6 +10,7 @@
 #include "broker/error_map.h"
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/handlers.h"
+#include "broker/purgatory.h"
 #include "broker/topic_registry.h"
 
 namespace sluice::broker::handlers {
@@ -37,6 +40,7 @@ task<response> delete_records(broker_services& svc, request_context& rc, protoco
   }
   response resp;
   bool moved = false;
+  const auto until = wait_deadline::after(svc.clock, req.timeout_ms);
   for (const auto& w : wanted) {
     response::delete_records_topic_result tr;
     tr.name = *w.name;
@@ -55,9 +59,15 @@ task<response> delete_records(broker_services& svc, request_context& rc, protoco
         auto delete_op = call_on(p->strand(), [p, offset] { return p->delete_records_before(offset); });
         auto r = co_await std::move(delete_op);
         if (r) {
-          pr.error_code = error_code::none;
-          pr.low_watermark = *r;
           moved = true;
+          // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
+          auto wait_op = p->wait_for_low_watermark(*r, until);
+          const auto w = co_await std::move(wait_op);
+          using outcome = low_watermark_wait::outcome;
+          pr.error_code = w.how == outcome::reached     ? error_code::none
+                          : w.how == outcome::not_leader ? error_code::not_leader_or_follower
+                                                         : error_code::request_timed_out;
+          if (w.how != outcome::not_leader) pr.low_watermark = w.low_watermark;
         } else {
           pr.error_code = to_kafka(r.err());
         }

@@ -45,6 +45,7 @@ struct slot {
   int32_t current_leader_epoch;  // as requested (-1: none)
   int32_t last_fetched_epoch;    // v12+ (-1: none)
   int64_t follower_high_watermark;  // v18+ (KIP-1166): the follower's high watermark; INT64_MAX: not sent
+  int64_t follower_log_start_offset;  // v5+: a follower's log start (DeleteRecords waits for it); -1: not sent
   uint64_t bytes = 0;            // read in the last pass (for the bytes-out metric)
   bool throttled = false;        // a follower's fetch of a leader-throttled replica (KIP-73)
 };
@@ -374,7 +375,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         const auto& fp = req.topics[r.topic].partitions[r.partition_at];
         slots.push_back({std::move(r.p), &placed.back(), fp.fetch_offset, fp.partition_max_bytes, fp.current_leader_epoch,
                          version >= 12 ? fp.last_fetched_epoch : -1,
-                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX, 0, r.throttled});
+                         version >= 18 && from_follower ? fp.high_watermark : INT64_MAX,
+                         from_follower ? fp.log_start_offset : -1, 0, r.throttled});
       }
     }
 
@@ -399,7 +401,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
                                                  now_ms, read_committed, hold, epoch = s.current_leader_epoch,
                                                  last_fetched = s.last_fetched_epoch, asked = s.partition_max_bytes,
                                                  reads_any_replica, racks, &client_rack = req.rack_id,
-                                                 self = svc.config.broker_id] {
+                                                 self = svc.config.broker_id,
+                                                 follower_log_start = s.follower_log_start_offset] {
             if (!from_follower) {
               if (!p->is_leader() && !reads_any_replica) {  // it stopped leading during the long poll
                 return read_outcome{error{partition_errc::not_leader, p->topic() + "-" + std::to_string(p->index()) +
@@ -436,7 +439,7 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
                                   -1, -1, {}, -1, {}};
             }
             if (auto ended = check_last_fetched_epoch(*p, offset, last_fetched)) return std::move(*ended);
-            auto expansion = p->record_follower_fetch(replica_id, offset, now_ms);
+            auto expansion = p->record_follower_fetch(replica_id, offset, now_ms, follower_log_start);
             if (auto refused = check_negative_max_bytes(*p, offset, asked, p->log_end_offset()))
               return read_outcome{std::move(refused->data), -1, -1, std::move(expansion), -1, {}, std::nullopt};
             if (hold) {

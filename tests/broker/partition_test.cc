@@ -136,6 +136,55 @@ TEST_F(PartitionReplicationTest, ReadReplicaCandidatesAreInSyncFollowersHoldingT
   EXPECT_TRUE(p_->read_replica_candidates(0).empty());  // only a leader names read replicas
 }
 
+// DeleteRecords (Kafka's DelayedDeleteRecords): answered once every in-sync follower's log start reached the
+// new log start, so none of them still serves the deleted records.
+TEST_F(PartitionReplicationTest, LowWatermarkWaitsForTheInSyncFollowersLogStarts) {
+  p_->become_leader(1, 1, {1, 2, 3}, {1, 2}, 0, 0);
+  append(5);
+  p_->record_follower_fetch(2, 5, 10, 0);
+  p_->record_follower_fetch(3, 5, 10, 0);  // not in the ISR: not waited for
+  ASSERT_EQ(p_->high_watermark(), 5);
+  ASSERT_TRUE(p_->delete_records_before(3).ok());
+  EXPECT_EQ(p_->log_start_offset(), 3);
+  EXPECT_EQ(p_->low_watermark(), 0);  // follower 2 still starts at 0
+  auto start = [&](int64_t offset, int64_t timeout_ms) {
+    auto out = std::make_shared<std::optional<low_watermark_wait>>();
+    boost::asio::co_spawn(io_, [p = p_, out, offset, until = wait_deadline::after(clock_, timeout_ms)]()
+                                   -> boost::asio::awaitable<void> {
+      auto op = p->wait_for_low_watermark(offset, until);
+      *out = co_await std::move(op);
+    }, boost::asio::detached);
+    drain();
+    return out;
+  };
+  auto waited = start(3, 1000);
+  EXPECT_FALSE(waited->has_value());
+  p_->record_follower_fetch(2, 5, 20);  // a fetch without a log start changes nothing
+  drain();
+  EXPECT_FALSE(waited->has_value());
+  p_->record_follower_fetch(2, 5, 30, 3);
+  drain();
+  ASSERT_TRUE(waited->has_value());
+  EXPECT_EQ((*waited)->how, low_watermark_wait::outcome::reached);
+  EXPECT_EQ((*waited)->low_watermark, 3);
+
+  ASSERT_TRUE(p_->delete_records_before(4).ok());
+  auto late = start(4, 100);
+  clock_.advance_ms(99);
+  drain();
+  EXPECT_FALSE(late->has_value());
+  clock_.advance_ms(1);
+  drain();
+  ASSERT_TRUE(late->has_value());
+  EXPECT_EQ((*late)->how, low_watermark_wait::outcome::timed_out);
+  EXPECT_EQ((*late)->low_watermark, 3);
+
+  p_->become_follower(2, 2);
+  auto gone = start(4, 1000);
+  ASSERT_TRUE(gone->has_value());
+  EXPECT_EQ((*gone)->how, low_watermark_wait::outcome::not_leader);
+}
+
 TEST_F(PartitionReplicationTest, MinInsyncReplicasRefusesAcksAllOnly) {
   p_->become_leader(1, 1, {1, 2, 3}, {1}, 0, 0);
   auto bytes = batch(1);

@@ -12,6 +12,7 @@ Brokers 1, 2, 3 in racks r1, r2, r3 with replica.selector.class = Kafka's RackAw
  - librdkafka with no client.rack: both from the leaders;
  - Kafka 4.4's Java consumer (kafka-console-consumer.sh, client.rack=r3) reads everything; only broker 3's counter
    moves;
+ - DeleteRecords of racked-0 up to 1000 is answered once every replica's log start is 1000 (/metrics right after);
  - broker 3 stopped while the r3 consumer reads: it goes back to the leaders and reads the records produced after.
 Only loopback addresses; every wait is bounded. Exit 0 pass, 1 fail, 77 skipped (no ZooKeeper, Java or venv).
 """
@@ -42,6 +43,22 @@ class Cluster(cluster_test.Cluster):
         for i, b in self.brokers.items():
             b.overrides["broker.rack"] = "r%d" % i
             b.overrides["http.listeners"] = "http://127.0.0.1:%d" % h.pick_free_port()
+
+    def metrics(self, i):
+        port = self.brokers[i].http_ports()[0]
+        return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+
+    def log_starts(self, partition):
+        """{broker id: log start offset of TOPIC-partition} from each live broker's /metrics."""
+        out = {}
+        for i, b in self.brokers.items():
+            if not b.alive():
+                continue
+            for line in self.metrics(i).splitlines():
+                if (line.startswith("kafka_log_log_logstartoffset{") and 'topic="%s"' % TOPIC in line and
+                        'partition="%d"' % partition in line):
+                    out[i] = float(line.rsplit(" ", 1)[1])
+        return out
 
     def bytes_out(self):
         """{broker id: bytes sent to consumers for TOPIC} from each live broker's /metrics."""
@@ -196,6 +213,18 @@ def run(cluster, home, check):
     d = delta(before, cluster.bytes_out())
     print("Java client.rack=r3 bytes out by broker: %s" % d)
     check.true(d[3] > 4000 * 4 and d[1] == 0.0 and d[2] == 0.0, "only broker 3 sent records to the Java consumer: %s" % d)
+
+    # DeleteRecords is answered once every in-sync replica's log start reached the new one (Kafka's
+    # DelayedDeleteRecords): right after the answer, no replica serves the deleted records any more.
+    from confluent_kafka import TopicPartition
+    admin = cluster_test.admin(cluster)
+    fs = admin.delete_records([TopicPartition(TOPIC, 0, 1000)], operation_timeout=30, request_timeout=40)
+    deleted = list(fs.values())[0].result(timeout=60)
+    starts = cluster.log_starts(0)
+    print("DeleteRecords to 1000: low watermark %s; log starts right after: %s" % (deleted.low_watermark, starts))
+    check.eq(deleted.low_watermark, 1000, "DeleteRecords low watermark")
+    check.eq(sorted(starts), [1, 2, 3], "every broker reports racked-0's log start")
+    check.true(all(v >= 1000 for v in starts.values()), "every replica's log start reached 1000 before the answer")
 
     # The follower goes away: the r3 consumer goes back to the leaders for what follows.
     check.eq(cluster.brokers[3].stop(), 0, "broker 3 stops")

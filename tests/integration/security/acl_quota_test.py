@@ -655,6 +655,13 @@ class PartA:
             ("DescribeLogDirs", 35, {"Topics": None}, ("CLUSTER_AUTHORIZATION_FAILED, no dirs",
                                                        lambda r: r.get("ErrorCode", 31) == 31 and r["Results"] == []),
              ("lists a dir", lambda r: r.get("ErrorCode", 0) == 0 and len(r["Results"]) >= 1)),
+            # A dir outside log.dirs: LOG_DIR_NOT_FOUND once authorized (nothing moves).
+            ("AlterReplicaLogDirs", 34, {"Dirs": [{"Path": "/nonexistent-acl-test-dir", "Topics": [
+                {"Name": T, "Partitions": [0]}]}]}, {CLUSTER_AUTH}, {57}),
+            # An unknown feature (validate only): INVALID_UPDATE_VERSION once authorized.
+            ("UpdateFeatures", 57, {"timeoutMs": 5000, "FeatureUpdates": [
+                {"Feature": "acl.test.feature", "MaxVersionLevel": 1, "UpgradeType": 1}], "ValidateOnly": True},
+             {CLUSTER_AUTH}, {95}),
             ("CreatePartitions", 37, {"Topics": [{"Name": T, "Count": 2, "Assignments": None}], "TimeoutMs": 5000,
                                       "ValidateOnly": True}, {TOPIC_AUTH}, {0}),
             # Replica placement (KIP-183/460, KIP-455): ALTER (DESCRIBE for the list) on the cluster. On one broker
