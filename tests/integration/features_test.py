@@ -17,9 +17,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
 import sluice_harness as h  # noqa: E402
 
 
@@ -27,11 +25,8 @@ def main():
     args, skip = h.client_test_args(__doc__, __file__, modules=())
     if skip is not None:
         return skip
-    import kafka_dist
-    try:
-        home, _ = kafka_dist.prepare(args.cache, quiet=True)
-    except kafka_dist.Unavailable as e:
-        print("SKIPPED: no Kafka 4.4 tools: %s" % e)
+    home = h.kafka_tools_home(args.cache)
+    if home is None:
         return h.SKIP
 
     def tool(broker, *words):

@@ -25,9 +25,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
 import sluice_harness as h  # noqa: E402
 import cluster_test  # noqa: E402
 from cluster_test import wait_until, partition_info  # noqa: E402
@@ -132,23 +130,8 @@ def check_values(check, values, upto, what):
 
 
 def main():
-    args, skip = h.client_test_args(__doc__, __file__, add_arguments=None)
-    if skip is not None:
-        return skip
-    no_venv = h.run_in_venv(args.cache, __file__)
-    if no_venv is not None:
-        print("SKIPPED: %s" % no_venv)
-        return h.SKIP
-    if not h.ZooKeeper.available():
-        print("SKIPPED: ZooKeeper (Debian package zookeeper) or java not installed")
-        return h.SKIP
-    import kafka_dist
-    try:
-        home, _ = kafka_dist.prepare(args.cache, quiet=True)
-    except kafka_dist.Unavailable as e:
-        print("SKIPPED: no Kafka 4.4 tools: %s" % e)
-        return h.SKIP
-    return h.run_cluster_test(lambda zk: Cluster(args.broker, zk), lambda cluster, zk, check: run(cluster, home, check))
+    # The pinned confluent-kafka (the venv's, not Debian's older one) and Kafka 4.4's tools.
+    return h.cluster_tool_test(__doc__, __file__, Cluster, run)
 
 
 def delta(before, after):

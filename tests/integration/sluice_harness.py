@@ -287,6 +287,41 @@ def run_cluster_test(make_cluster, body, before=None):
     return finish_cluster_run(check, cluster, zk)
 
 
+def kafka_tools_home(cache):
+    """The home of Kafka 4.4's tools with their generated bin/ wrappers (compat/kafka/kafka_dist.py), or None after
+    printing why they are not available (the caller skips)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "compat", "kafka"))
+    import kafka_dist
+    try:
+        home, _ = kafka_dist.prepare(cache, quiet=True)
+    except kafka_dist.Unavailable as e:
+        print("SKIPPED: no Kafka 4.4 tools: %s" % e)
+        return None
+    return home
+
+
+def cluster_tool_test(description, script, make_cluster, body):
+    """main() of a test of brokers on ZooKeeper driven by Kafka 4.4's tools and the venv's confluent-kafka:
+    `make_cluster(binary, zk)`, then `body(cluster, kafka_home, check)` (run_cluster_test). Re-executes `script` in
+    the venv (the pinned confluent-kafka, not Debian's); SKIP without the venv, ZooKeeper, java or Kafka's jars.
+    Returns the exit code."""
+    args, skip = client_test_args(description, script)
+    if skip is not None:
+        return skip
+    no_venv = run_in_venv(args.cache, script)
+    if no_venv is not None:
+        print("SKIPPED: %s" % no_venv)
+        return SKIP
+    if not ZooKeeper.available():
+        print("SKIPPED: ZooKeeper (Debian package zookeeper) or java not installed")
+        return SKIP
+    home = kafka_tools_home(args.cache)
+    if home is None:
+        return SKIP
+    return run_cluster_test(lambda zk: make_cluster(args.broker, zk), lambda cluster, zk, check: body(cluster, home, check))
+
+
 def finish_cluster_run(check, cluster, zk, log_tail=8000):
     """The end of a test of brokers on ZooKeeper: on failure the tail of every broker's log; then the brokers and
     ZooKeeper closed (their data kept on failure), the checks reported. Returns the exit code."""
