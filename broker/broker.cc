@@ -270,8 +270,10 @@ result<void> broker::start() {
   std::string http_where;
   if (http_)
     for (const auto& url : http_->urls()) http_where += (http_where.empty() ? ", HTTP on " : ", ") + url;
+  std::string dirs;
+  for (const auto& d : config_.log_dirs) dirs += (dirs.empty() ? "" : ",") + d.string();
   log::info("sluice broker {} started: listening on {}{}, {} topics, cluster id {}, log dirs {}", config_.broker_id,
-            where, http_where, topics_->all().size(), services_->cluster_id, config_.log_dirs.front().string());
+            where, http_where, topics_->all().size(), services_->cluster_id, dirs);
   if (admin_) admin_->set_ready(true);
   return {};
 }

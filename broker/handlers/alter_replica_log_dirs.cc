@@ -62,18 +62,19 @@ task<response> alter_replica_log_dirs(broker_services& svc, request_context& rc,
         code = error_code::replica_not_available;  // Kafka keeps this code for NOT_LEADER_OR_FOLLOWER here
       } else {
         // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
-        auto move_op = call_on(p->strand(), [&logs, p, name = name, index, to = *d]() -> error_code {
+        auto move_op = call_on(p->strand(), [&logs, p, name = name, index, to = *d, &path]() -> error_code {
           if (p->closed()) return error_code::replica_not_available;
+          if (logs.dir_index_of(name, index) == to) return error_code::none;  // already there: nothing to copy
           auto moved = logs.move(name, index, to);
           if (!moved) {
             sluice::log::error("AlterReplicaLogDirs {}-{}: {}", name, index, moved.err().message);
             return error_code::kafka_storage_error;
           }
-          if (*moved != nullptr) p->replace_log(*moved);
+          p->replace_log(*moved);
+          sluice::log::info("moved {}-{} to log dir {}", name, index, path);
           return error_code::none;
         });
         code = co_await std::move(move_op);
-        if (code == error_code::none) sluice::log::info("moved {}-{} to log dir {}", name, index, path);
       }
     }
     auto [at, fresh] = topic_at.try_emplace(name, resp.results.size());
