@@ -19,7 +19,7 @@ partition::partition(std::string topic, int32_t index, storage::log* log, asio::
 int64_t partition::isr_min_log_end_offset() const {
   int64_t lowest = log_->log_end_offset();
   for (const auto& f : followers_) {
-    if (std::find(isr_.begin(), isr_.end(), f.broker_id) == isr_.end()) continue;
+    if (!in_isr(f.broker_id)) continue;
     // An ISR member that has not fetched under this epoch yet holds the HW where it is (Kafka: the HW
     // only moves once every ISR member's LEO is known).
     lowest = std::min(lowest, f.log_end_offset < 0 ? high_watermark() : f.log_end_offset);
@@ -110,9 +110,7 @@ std::vector<follower_progress> partition::read_replica_candidates(int64_t offset
   std::vector<follower_progress> out;
   if (closed_ || role() != replica_role::leader) return out;
   for (const auto& f : followers_) {
-    if (f.log_end_offset < offset) continue;  // also -1: not fetched under this epoch yet
-    if (std::find(isr_.begin(), isr_.end(), f.broker_id) == isr_.end()) continue;
-    out.push_back(f);
+    if (f.log_end_offset >= offset && in_isr(f.broker_id)) out.push_back(f);  // -1: not fetched in this epoch
   }
   return out;
 }
@@ -130,8 +128,7 @@ std::optional<isr_change> partition::record_follower_fetch(int32_t broker_id, in
   const int64_t before = high_watermark();
   publish_offsets();
   if (high_watermark() != before || start_moved) wake_waiters();  // a DeleteRecords may be waiting for it
-  const bool in_isr = std::find(isr_.begin(), isr_.end(), broker_id) != isr_.end();
-  if (in_isr || isr_change_pending_) return std::nullopt;
+  if (in_isr(broker_id) || isr_change_pending_) return std::nullopt;
   // Kafka's isFollowerInSync: caught up to the HW and into the current leader epoch.
   const int64_t epoch_start = log_->leader_epochs().entries().empty() ? 0 : log_->leader_epochs().entries().back().start_offset;
   if (it->log_end_offset < high_watermark() || it->log_end_offset < epoch_start) return std::nullopt;
@@ -406,27 +403,34 @@ void partition::wait_for_high_watermark(int64_t offset, uint64_t term, int32_t m
   });
 }
 
-asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offset, uint64_t term,
-                                                                   int32_t min_insync_replicas, wait_deadline until) {
-  auto initiate = [self = shared_from_this(), offset, term, min_insync_replicas, until](auto handler) mutable {
-    asio::post(self->strand(), [self, offset, term, min_insync_replicas, until, handler = std::move(handler)]() mutable {
+template <class Result, class Start>
+asio::awaitable<Result> partition::strand_awaitable(Start start) {
+  auto initiate = [self = shared_from_this(), start = std::move(start)](auto handler) mutable {
+    asio::post(self->strand(), [start = std::move(start), handler = std::move(handler)]() mutable {
       // std::function needs a copyable callable: the handler (move-only) is shared.
       auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-      self->wait_for_high_watermark(offset, term, min_insync_replicas, until, [shared](hw_wait_result r) {
+      start([shared](Result r) {
         auto back = asio::get_associated_executor(*shared);
         asio::post(back, [shared, r] { std::move(*shared)(r); });
       });
     });
   };
-  return asio::async_initiate<decltype(asio::use_awaitable), void(hw_wait_result)>(std::move(initiate),
-                                                                                   asio::use_awaitable);
+  return asio::async_initiate<decltype(asio::use_awaitable), void(Result)>(std::move(initiate), asio::use_awaitable);
+}
+
+asio::awaitable<hw_wait_result> partition::wait_for_high_watermark(int64_t offset, uint64_t term,
+                                                                   int32_t min_insync_replicas, wait_deadline until) {
+  return strand_awaitable<hw_wait_result>(
+      [self = shared_from_this(), offset, term, min_insync_replicas, until](std::function<void(hw_wait_result)> done) {
+        self->wait_for_high_watermark(offset, term, min_insync_replicas, until, std::move(done));
+      });
 }
 
 int64_t partition::low_watermark() const {
   int64_t low = log_start_offset();
   if (closed_ || role() != replica_role::leader) return low;
   for (const auto& f : followers_)
-    if (std::find(isr_.begin(), isr_.end(), f.broker_id) != isr_.end()) low = std::min(low, f.log_start_offset);
+    if (in_isr(f.broker_id)) low = std::min(low, f.log_start_offset);
   return low;
 }
 
@@ -443,17 +447,10 @@ void partition::wait_for_low_watermark(int64_t offset, wait_deadline until, std:
 }
 
 asio::awaitable<low_watermark_wait> partition::wait_for_low_watermark(int64_t offset, wait_deadline until) {
-  auto initiate = [self = shared_from_this(), offset, until](auto handler) mutable {
-    asio::post(self->strand(), [self, offset, until, handler = std::move(handler)]() mutable {
-      auto shared = std::make_shared<decltype(handler)>(std::move(handler));  // std::function needs a copy
-      self->wait_for_low_watermark(offset, until, [shared](low_watermark_wait r) {
-        auto back = asio::get_associated_executor(*shared);
-        asio::post(back, [shared, r] { std::move(*shared)(r); });
+  return strand_awaitable<low_watermark_wait>(
+      [self = shared_from_this(), offset, until](std::function<void(low_watermark_wait)> done) {
+        self->wait_for_low_watermark(offset, until, std::move(done));
       });
-    });
-  };
-  return asio::async_initiate<decltype(asio::use_awaitable), void(low_watermark_wait)>(std::move(initiate),
-                                                                                       asio::use_awaitable);
 }
 
 void partition::replace_log(storage::log* moved) {

@@ -1,6 +1,7 @@
 #pragma once
 // The per-partition façade: leader epoch, log end offset, high watermark, log start offset, append, read,
 // and the purgatory of this partition (waits for its high watermark or log end offset).
+#include <algorithm>
 #include <atomic>
 
 #include "base/metrics.h"
@@ -130,8 +131,9 @@ class partition : public std::enable_shared_from_this<partition> {
   /// A follower fetch from any other id is NOT_LEADER_OR_FOLLOWER (Kafka's getReplicaOrException).
   bool has_follower(int32_t broker_id) const;
   /// KIP-392 (strand only): the followers a consumer fetching at `offset` could read from, as Kafka's
-  /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` (a follower's
-  /// log start is not tracked here; it follows the leader's). Empty unless this replica leads.
+  /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` (Kafka also
+  /// requires their log start at or below it; not applied here: the caller reads below the leader's log start
+  /// itself). Empty unless this replica leads.
   std::vector<follower_progress> read_replica_candidates(int64_t offset) const;
   /// `log_start_offset`: the follower's log start as its fetch reported it (-1: not sent; the last one stays).
   std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms,
@@ -273,6 +275,11 @@ class partition : public std::enable_shared_from_this<partition> {
   void wake_waiters();
   void wait_for_low_watermark(int64_t offset, wait_deadline until, std::function<void(low_watermark_wait)> done);
   int64_t isr_min_log_end_offset() const;  // leader: smallest LEO over the ISR
+  bool in_isr(int32_t broker_id) const { return std::find(isr_.begin(), isr_.end(), broker_id) != isr_.end(); }
+  /// The coroutine form of a strand-only wait: runs `start(done)` on strand() and resumes the caller on its own
+  /// executor with what `done` receives (wait_for_high_watermark, wait_for_low_watermark).
+  template <class Result, class Start>
+  asio::awaitable<Result> strand_awaitable(Start start);
   bool follows_at(int32_t epoch) const { return !closed_ && role() == replica_role::follower && leader_epoch() == epoch; }
   error not_following() const;
 

@@ -181,8 +181,9 @@ std::optional<size_t> log_manager::dir_index_of(const std::string& topic, int32_
 std::optional<size_t> log_manager::find_log_dir(const std::string& path) const {
   for (size_t d = 0; d < log_dirs_.size(); ++d) {
     std::error_code ec;
-    if (std::filesystem::absolute(log_dirs_[d], ec).lexically_normal().string() == path) return d;
-    if (std::filesystem::absolute(log_dirs_[d], ec).string() == path) return d;
+    const auto absolute = std::filesystem::absolute(log_dirs_[d], ec);
+    // As DescribeLogDirs shows it (normalised), or as configured.
+    if (absolute.lexically_normal().string() == path || absolute.string() == path) return d;
   }
   return std::nullopt;
 }

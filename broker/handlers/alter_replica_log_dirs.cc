@@ -56,22 +56,22 @@ task<response> alter_replica_log_dirs(broker_services& svc, request_context& rc,
       logs.set_preferred_dir(name, index, *d);
       auto t = svc.topics.find(name);
       auto p = partition_of(t, index);
-      if (!t || index < 0 || index >= static_cast<int32_t>(t->partitions.size())) {
-        code = error_code::unknown_topic_or_partition;
-      } else if (!p || p->closed()) {
-        code = error_code::replica_not_available;  // Kafka keeps this code for NOT_LEADER_OR_FOLLOWER here
+      if (!p || p->closed()) {
+        // Kafka keeps REPLICA_NOT_AVAILABLE here where it would say NOT_LEADER_OR_FOLLOWER (no replica here).
+        const bool exists = missing_partition_error(t, index) == error_code::not_leader_or_follower;
+        code = exists ? error_code::replica_not_available : error_code::unknown_topic_or_partition;
       } else {
         // GCC 12 destroys temporaries of a co_await full-expression twice: build the operation first.
         auto move_op = call_on(p->strand(), [&logs, p, name = name, index, to = *d, &path]() -> error_code {
           if (p->closed()) return error_code::replica_not_available;
-          if (logs.dir_index_of(name, index) == to) return error_code::none;  // already there: nothing to copy
-          auto moved = logs.move(name, index, to);
+          const auto before = p->dir();
+          auto moved = logs.move(name, index, to);  // already there: the same log, nothing copied
           if (!moved) {
             sluice::log::error("AlterReplicaLogDirs {}-{}: {}", name, index, moved.err().message);
             return error_code::kafka_storage_error;
           }
           p->replace_log(*moved);
-          sluice::log::info("moved {}-{} to log dir {}", name, index, path);
+          if (p->dir() != before) sluice::log::info("moved {}-{} to log dir {}", name, index, path);
           return error_code::none;
         });
         code = co_await std::move(move_op);

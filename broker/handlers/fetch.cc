@@ -69,22 +69,19 @@ using rack_map = std::map<int32_t, std::optional<std::string>>;
 /// findPreferredReadReplica with RackAwareReplicaSelector); -1: read here. Strand only.
 int32_t preferred_read_replica(const partition& p, int64_t offset, const std::string& client_rack, const rack_map& racks,
                                int32_t self, int64_t now_ms) {
-  // Kafka also requires a candidate's log start at or below the offset; followers' log starts are not tracked here,
-  // so an offset below the leader's (deleted, or out of range) is read here, never sent to a follower.
+  // Kafka also requires a candidate's log start at or below the offset (read_replica_candidates does not check
+  // it): an offset below the leader's log start (deleted, or out of range) is read here, never sent to a follower.
   if (offset < p.log_start_offset()) return -1;
   auto candidates = p.read_replica_candidates(offset);
   if (candidates.empty()) return -1;
-  auto rack_of = [&](int32_t id) -> std::optional<std::optional<std::string>> {
-    auto it = racks.find(id);
-    if (it == racks.end()) return std::nullopt;
-    return it->second;
-  };
-  replication::replica_view leader{self, rack_of(self).value_or(std::nullopt), p.log_end_offset(), 0};
+  const auto self_rack = racks.find(self);
+  replication::replica_view leader{self, self_rack == racks.end() ? std::nullopt : self_rack->second,
+                                   p.log_end_offset(), 0};
   std::vector<replication::replica_view> followers;
   for (const auto& f : candidates) {
-    auto rack = rack_of(f.broker_id);
-    if (!rack) continue;
-    followers.push_back({f.broker_id, std::move(*rack), f.log_end_offset, now_ms - f.last_caught_up_ms});
+    auto rack = racks.find(f.broker_id);
+    if (rack == racks.end()) continue;  // no endpoint on the consumer's listener
+    followers.push_back({f.broker_id, rack->second, f.log_end_offset, now_ms - f.last_caught_up_ms});
   }
   return replication::select_rack_aware(client_rack, leader, followers).value_or(-1);
 }

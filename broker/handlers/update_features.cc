@@ -7,10 +7,8 @@
 // feature named twice keeps its first place and its last level); the first failing one fails the request and its
 // message is the top-level one. No per-feature results (Kafka 4.4 sends none when the request fails; v2 has none).
 // An empty request succeeds. Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+#include <algorithm>
 #include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
 
 #include "broker/handlers/authorization.h"
 #include "broker/handlers/cluster_view.h"
@@ -43,31 +41,27 @@ task<response> update_features(broker_services& svc, request_context& rc, protoc
     resp.error_message = "Cluster authorization failed.";
     co_return resp;
   }
-  // Kafka keys the updates by feature name: the first place, the last entry.
-  std::vector<const protocol::update_features_request::feature_update_key*> updates;
-  std::unordered_map<std::string_view, size_t> place;  // feature -> index in updates
-  for (const auto& u : req.feature_updates) {
-    auto [it, fresh] = place.try_emplace(u.feature, updates.size());
-    if (fresh) updates.push_back(&u);
-    else updates[it->second] = &u;
+  if (req.feature_updates.empty()) co_return resp;
+  // Kafka keys the updates by feature name (a feature named twice: its first place, its last entry) and stops at the
+  // first that fails; every update fails here, so the answer is the first feature's, with its last entry.
+  const auto& first = req.feature_updates.front().feature;
+  const auto& u = *std::find_if(req.feature_updates.rbegin(), req.feature_updates.rend(),
+                                [&](const auto& x) { return x.feature == first; });
+  const int8_t type = version == 0 ? (u.allow_downgrade ? kSafeDowngrade : kUpgrade) : u.upgrade_type;
+  std::string why;
+  if (type != kUpgrade && type != kSafeDowngrade && type != kUnsafeDowngrade) {
+    why = "The controller does not support the given upgrade type.";
+  } else if (u.max_version_level < 0) {
+    why = "A feature version cannot be less than 0.";
+  } else if (u.max_version_level > 0) {
+    const int32_t controller = controller_id(svc) >= 0 ? controller_id(svc) : svc.config.broker_id;
+    why = "Local controller " + std::to_string(controller) + " does not support this feature.";
+  } else {
+    why = "Feature " + u.feature + " not found.";
   }
-  const int32_t controller = controller_id(svc) >= 0 ? controller_id(svc) : svc.config.broker_id;
-  for (const auto* u : updates) {
-    const int8_t type = version == 0 ? (u->allow_downgrade ? kSafeDowngrade : kUpgrade) : u->upgrade_type;
-    std::string why;
-    if (type != kUpgrade && type != kSafeDowngrade && type != kUnsafeDowngrade)
-      why = "The controller does not support the given upgrade type.";
-    else if (u->max_version_level < 0)
-      why = "A feature version cannot be less than 0.";
-    else if (u->max_version_level > 0)
-      why = "Local controller " + std::to_string(controller) + " does not support this feature.";
-    else
-      why = "Feature " + u->feature + " not found.";
-    resp.error_code = error_code::invalid_update_version;
-    resp.error_message = "The update failed for all features since the following feature had an error: " +
-                         invalid_update(u->feature, u->max_version_level, why);
-    break;
-  }
+  resp.error_code = error_code::invalid_update_version;
+  resp.error_message = "The update failed for all features since the following feature had an error: " +
+                       invalid_update(u.feature, u.max_version_level, why);
   co_return resp;
 }
 
