@@ -130,7 +130,8 @@ bool fetch_session_cache::remove(int32_t session_id) {
 fetch_session_cache::incremental fetch_session_cache::begin_incremental(
     int32_t session_id, int32_t epoch, bool uses_topic_ids,
     const std::vector<protocol::fetch_request::fetch_topic>& topics,
-    const std::vector<protocol::fetch_request::forgotten_topic>& forgotten) {
+    const std::vector<protocol::fetch_request::forgotten_topic>& forgotten,
+    const std::function<std::string(const protocol::uuid&)>& name_of) {
   incremental out;
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(session_id);
@@ -154,9 +155,11 @@ fetch_session_cache::incremental fetch_session_cache::begin_incremental(
         // Kafka's updateRequestParams: the request's parameters, the last answered offsets kept.
         auto& c = *found->second;
         const int64_t hw = c.high_watermark, start = c.local_log_start_offset;
+        std::string name = std::move(c.topic);
         c = cached_from_request(ft, fp);
         c.high_watermark = hw;
         c.local_log_start_offset = start;
+        if (uses_topic_ids) c.topic = std::move(name);
       } else {
         s.partitions.push_back(cached_from_request(ft, fp));
         s.index.emplace(std::move(key), std::prev(s.partitions.end()));
@@ -180,7 +183,8 @@ fetch_session_cache::incremental fetch_session_cache::begin_incremental(
   s.epoch = next_fetch_session_epoch(s.epoch);
   out.session = it->second.session;
   out.expected_epoch = s.epoch;
-  for (const auto& c : s.partitions) {
+  for (auto& c : s.partitions) {
+    if (s.uses_topic_ids && c.topic.empty() && name_of) c.topic = name_of(c.topic_id);
     const bool same_topic = !out.topics.empty() && (uses_topic_ids ? out.topics.back().topic_id == c.topic_id
                                                                     : out.topics.back().topic == c.topic);
     if (!same_topic) {

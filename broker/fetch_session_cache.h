@@ -23,6 +23,7 @@
 //
 // Thread-safe: one mutex guards the cache and every session's contents (short critical sections).
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -41,7 +42,7 @@ namespace sluice::broker {
 /// One partition of a fetch session (Kafka's CachedPartition): the fetcher's last parameters and the last
 /// high watermark and log start offset answered for it.
 struct cached_fetch_partition {
-  std::string topic;        // name (sessions without topic ids)
+  std::string topic;        // name (sessions with topic ids: the name the id resolved to, "" while unknown)
   protocol::uuid topic_id;  // sessions with topic ids (Fetch 13+)
   int32_t partition = 0;
   int32_t max_bytes = 0;
@@ -99,9 +100,13 @@ class fetch_session_cache {
     std::vector<std::pair<int64_t, int64_t>> last_answered;
   };
   /// Applies an incremental request (`uses_topic_ids`: version 13+) to session `session_id` at `epoch` > 0.
+  /// In a session with topic ids, a partition keeps the name its id first resolved to (Kafka's CachedPartition:
+  /// updates keep it, maybeResolveUnknownName fills it); `name_of` (called under the cache's lock) gives the name
+  /// of an id now, or "" when it is unknown.
   incremental begin_incremental(int32_t session_id, int32_t epoch, bool uses_topic_ids,
                                 const std::vector<protocol::fetch_request::fetch_topic>& topics,
-                                const std::vector<protocol::fetch_request::forgotten_topic>& forgotten);
+                                const std::vector<protocol::fetch_request::forgotten_topic>& forgotten,
+                                const std::function<std::string(const protocol::uuid&)>& name_of = {});
 
   /// Filters `resp` (built for `inc.topics`) down to what the fetcher must see, records the answered high
   /// watermarks and log start offsets and moves partitions that returned records to the end; sets the session id.

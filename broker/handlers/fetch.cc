@@ -194,8 +194,12 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     resp.error_code = error_code::fetch_session_id_not_found;
     co_return resp;
   } else {
+    auto name_of = [&svc](const protocol::uuid& id) {
+      auto t = svc.topics.find(from_wire(id));
+      return t ? t->name : std::string();
+    };
     in_session = svc.fetch_sessions->begin_incremental(session_id, session_epoch, uses_topic_ids, req.topics,
-                                                       req.forgotten_topics_data);
+                                                       req.forgotten_topics_data, name_of);
     if (in_session.error != error_code::none) {
       resp.error_code = in_session.error;
       co_return resp;
@@ -297,8 +301,16 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
     // refused partitions answer TOPIC_AUTHORIZATION_FAILED.
     const bool follower_denied = from_follower && !cluster_authorized(svc, rc, acl_operation::cluster_action);
     for (size_t ti = 0; ti < req.topics.size(); ++ti) {
-      const auto& ft = req.topics[ti];
+      auto& ft = req.topics[ti];
       std::shared_ptr<const topic> t = version >= 13 ? svc.topics.find(from_wire(ft.topic_id)) : svc.topics.find(ft.topic);
+      // v13+: a session keeps the name its topic id resolved to (Kafka's CachedPartition), so that a topic deleted
+      // under a session answers UNKNOWN_TOPIC_OR_PARTITION, and one recreated under the same name (a new id)
+      // INCONSISTENT_TOPIC_ID, rather than UNKNOWN_TOPIC_ID; the name also goes into a new session.
+      std::shared_ptr<const topic> renamed;  // the topic now under the session's name, with another id
+      if (version >= 13) {
+        if (t) ft.topic = t->name;
+        else if (!ft.topic.empty()) renamed = svc.topics.find(ft.topic);
+      }
       const bool denied = follower_denied || (!from_follower && svc.authorizer != nullptr &&
                                               !authorized(svc, rc, acl_operation::read, resource_type::topic,
                                                           t ? t->name : ft.topic));
@@ -317,12 +329,29 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
         pd.aborted_transactions = std::nullopt;
         std::shared_ptr<partition> to_read;
         run where = run::asked;
-        if (!t) {
+        // Kafka's KafkaApis.handleFetchRequest: a follower without ClusterAction is refused everything; else an id
+        // without a name is UNKNOWN_TOPIC_ID, then a consumer's unauthorized topic, then a name not in the metadata.
+        if (!t && ft.topic.empty() && !follower_denied) {
           pd.error_code = version >= 13 ? error_code::unknown_topic_id : error_code::unknown_topic_or_partition;
           pd.aborted_transactions.emplace();
           where = version >= 13 && !from_follower ? run::unknown_id : run::refused;
         } else if (denied) {
           pd.error_code = error_code::topic_authorization_failed;
+          pd.aborted_transactions.emplace();
+          where = run::refused;
+        } else if (!t && renamed) {
+          if (partition_of(renamed, fp.partition)) {
+            // Kafka's ReplicaManager.readFromLog: the log's topic id differs from the session's (a read error).
+            pd.error_code = error_code::inconsistent_topic_id;
+          } else {
+            pd.error_code = missing_partition_error(renamed, fp.partition);
+            if (pd.error_code == error_code::unknown_topic_or_partition) {
+              pd.aborted_transactions.emplace();
+              where = run::refused;
+            }
+          }
+        } else if (!t) {
+          pd.error_code = error_code::unknown_topic_or_partition;
           pd.aborted_transactions.emplace();
           where = run::refused;
         } else if (auto p = partition_of(t, fp.partition); !p) {

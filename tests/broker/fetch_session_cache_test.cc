@@ -2,6 +2,8 @@
 // incremental answer keeps, the fairness order, and eviction, on a manual clock.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "base/clock.h"
 #include "broker/fetch_session_cache.h"
 
@@ -213,6 +215,39 @@ TEST(FetchSessionCache, TopicIdSessionsKeyByIdNotName) {
   inc = cache.begin_incremental(id, 2, true, {}, {f});
   ASSERT_EQ(inc.topics.size(), 1u);
   EXPECT_EQ(inc.topics[0].topic_id, u2);
+}
+
+TEST(FetchSessionCache, TopicIdSessionsKeepTheNameTheirIdResolvedTo) {
+  manual_clock clock;
+  fetch_session_cache cache(clock, 10);
+  protocol::uuid u1, u2;
+  u1.bytes[0] = 1;
+  u2.bytes[0] = 2;
+  auto c = part("orders", 0);  // created by a full fetch that resolved u1 to "orders"
+  c.topic_id = u1;
+  const int32_t id = cache.maybe_create(false, true, {c});
+  std::map<int, std::string> names{{1, "orders"}, {2, ""}};  // u2 unknown for now
+  auto name_of = [&](const protocol::uuid& u) { return names[u.bytes[0]]; };
+  req::fetch_topic ft;  // an update of u1/0 (names are absent on the wire in 13+) and a new partition u2/0
+  ft.topic_id = u1;
+  req::fetch_partition fp;
+  fp.partition = 0;
+  fp.fetch_offset = 7;
+  ft.partitions.push_back(fp);
+  req::fetch_topic ft2 = ft;
+  ft2.topic_id = u2;
+  names[1] = "";  // u1 deleted since: the update keeps the session's name
+  auto inc = cache.begin_incremental(id, 1, true, {ft, ft2}, {}, name_of);
+  ASSERT_EQ(inc.topics.size(), 2u);
+  EXPECT_EQ(inc.topics[0].topic, "orders");
+  EXPECT_EQ(inc.topics[0].partitions[0].fetch_offset, 7);
+  EXPECT_EQ(inc.topics[1].topic, "");  // still unknown
+  names[2] = "payments";  // u2 known now: resolved on the next request, then kept
+  inc = cache.begin_incremental(id, 2, true, {}, {}, name_of);
+  EXPECT_EQ(inc.topics[1].topic, "payments");
+  names[2] = "";
+  inc = cache.begin_incremental(id, 3, true, {}, {}, name_of);
+  EXPECT_EQ(inc.topics[1].topic, "payments");
 }
 
 TEST(FetchSessionCache, EvictionWhenFull) {
