@@ -110,7 +110,9 @@ std::vector<follower_progress> partition::read_replica_candidates(int64_t offset
   std::vector<follower_progress> out;
   if (closed_ || role() != replica_role::leader) return out;
   for (const auto& f : followers_) {
-    if (f.log_end_offset >= offset && in_isr(f.broker_id)) out.push_back(f);  // -1: not fetched in this epoch
+    // log_end_offset -1: not fetched in this epoch; log_start_offset -1: not reported yet (Kafka's UnknownOffset,
+    // which passes its check too).
+    if (f.log_end_offset >= offset && f.log_start_offset <= offset && in_isr(f.broker_id)) out.push_back(f);
   }
   return out;
 }

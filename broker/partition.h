@@ -131,9 +131,8 @@ class partition : public std::enable_shared_from_this<partition> {
   /// A follower fetch from any other id is NOT_LEADER_OR_FOLLOWER (Kafka's getReplicaOrException).
   bool has_follower(int32_t broker_id) const;
   /// KIP-392 (strand only): the followers a consumer fetching at `offset` could read from, as Kafka's
-  /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` (Kafka also
-  /// requires their log start at or below it; not applied here: the caller reads below the leader's log start
-  /// itself). Empty unless this replica leads.
+  /// findPreferredReadReplica filters them: in the ISR, with a log end offset at or past `offset` and a log start
+  /// (as their last fetch reported it) at or below it. Empty unless this replica leads.
   std::vector<follower_progress> read_replica_candidates(int64_t offset) const;
   /// `log_start_offset`: the follower's log start as its fetch reported it (-1: not sent; the last one stays).
   std::optional<isr_change> record_follower_fetch(int32_t broker_id, int64_t fetch_offset, int64_t now_ms,

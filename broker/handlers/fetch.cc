@@ -69,8 +69,9 @@ using rack_map = std::map<int32_t, std::optional<std::string>>;
 /// findPreferredReadReplica with RackAwareReplicaSelector); -1: read here. Strand only.
 int32_t preferred_read_replica(const partition& p, int64_t offset, const std::string& client_rack, const rack_map& racks,
                                int32_t self, int64_t now_ms) {
-  // Kafka also requires a candidate's log start at or below the offset (read_replica_candidates does not check
-  // it): an offset below the leader's log start (deleted, or out of range) is read here, never sent to a follower.
+  // Beyond Kafka's rule (a candidate's own log start at or below the offset, read_replica_candidates), an offset
+  // below the leader's log start (deleted, or out of range) is read here and never sent to a follower, so that a
+  // follower whose log start lags never serves records the leader has deleted.
   if (offset < p.log_start_offset()) return -1;
   auto candidates = p.read_replica_candidates(offset);
   if (candidates.empty()) return -1;

@@ -132,6 +132,9 @@ TEST_F(PartitionReplicationTest, ReadReplicaCandidatesAreInSyncFollowersHoldingT
   EXPECT_EQ(ids(p_->read_replica_candidates(4)), (std::vector<int32_t>{2, 3}));
   EXPECT_EQ(ids(p_->read_replica_candidates(5)), (std::vector<int32_t>{2}));  // 3 holds offsets below 4 only
   EXPECT_EQ(p_->read_replica_candidates(4)[0].log_end_offset, 6);
+  p_->record_follower_fetch(2, 6, 200, /*log_start_offset=*/5);  // 2's log starts at 5 now (DeleteRecords)
+  EXPECT_EQ(ids(p_->read_replica_candidates(4)), (std::vector<int32_t>{3}));
+  EXPECT_EQ(ids(p_->read_replica_candidates(5)), (std::vector<int32_t>{2}));
   p_->become_follower(2, 2);
   EXPECT_TRUE(p_->read_replica_candidates(0).empty());  // only a leader names read replicas
 }
