@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <cstdlib>
 #include <utility>
 
 #include "base/logging.h"
 #include "base/metrics.h"
 #include "broker/meta_properties.h"
+#include "storage/log_dir_failure.h"
 #include "broker/security/tls_context.h"
 #include "broker/topic_config.h"
 #include "coordination/embedded_store.h"
@@ -90,6 +92,16 @@ result<void> broker::start() {
     log::info("wrote {} (broker.id {}, cluster.id {})", (dir / meta_properties_file).string(), config_.broker_id,
               store_->cluster_id());
 
+  // A log dir failure (a failed fsync, a write that cannot be cut back; storage/log_dir_failure.h) halts the broker,
+  // as Kafka halts when its last log dir fails: it must not go on serving data that may not be on disk. Kafka keeps
+  // a broker with several log.dirs serving the others; Sluice halts then too (README: limits). In cluster mode the
+  // controller moves the leadership once the ZooKeeper session ends.
+  storage::set_log_dir_failure_handler([](const std::filesystem::path& file, const std::string& reason) {
+    log::error("log dir failure in {}: {}; halting the broker (exit 1): its data may not be durable", file.string(),
+               reason);
+    log::shutdown();  // flushes the log
+    std::_Exit(1);
+  });
   logs_ = std::make_unique<storage::log_manager>(config_.log_dirs, make_log_config(config_, {}),
                                                  system_clock::instance());
   if (auto r = logs_->load(); !r) return error{base_errc::failed, "cannot load logs: " + r.err().message};

@@ -9,12 +9,19 @@
 #include <cstring>
 
 #include "storage/errc.h"
+#include "storage/log_dir_failure.h"
 
 namespace sluice::storage::detail {
 
 sluice::error io_error(const std::string& what, const std::filesystem::path& path) {
   const int e = errno;
   return make_error(errc::io_error, what + " " + path.string() + ": " + std::strerror(e));
+}
+
+sluice::error io_failure(const std::string& what, const std::filesystem::path& path) {
+  auto e = io_error(what, path);
+  report_log_dir_failure(path, e.message);
+  return e;
 }
 
 std::string segment_file_name(int64_t base_offset, const char* suffix) {
@@ -76,7 +83,7 @@ sluice::result<void> index_file::truncate(int64_t size) {
 }
 
 sluice::result<void> index_file::flush() {
-  if (fd_ >= 0 && ::fdatasync(fd_) != 0) return io_error("fsync", path_);
+  if (fd_ >= 0 && ::fdatasync(fd_) != 0) return io_failure("fsync", path_);
   return {};
 }
 
@@ -91,8 +98,12 @@ sluice::result<void> fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return io_error("open", dir);
   const int r = ::fsync(fd);
+  const int e = errno;
   ::close(fd);
-  if (r != 0) return io_error("fsync", dir);
+  if (r != 0) {
+    errno = e;
+    return io_failure("fsync", dir);
+  }
   return {};
 }
 

@@ -42,5 +42,8 @@ sluice::result<void> fsync_directory(const std::filesystem::path& dir);
 
 /// errc::io_error with strerror(errno) appended.
 sluice::error io_error(const std::string& what, const std::filesystem::path& path);
+/// io_error, also reported as a log dir failure (storage/log_dir_failure.h): for failures after which the dir's
+/// data cannot be trusted (a failed fsync).
+sluice::error io_failure(const std::string& what, const std::filesystem::path& path);
 
 }  // namespace sluice::storage::detail

@@ -18,6 +18,7 @@
 #include "storage/compression.h"
 #include "storage/crc32c.h"
 #include "storage/errc.h"
+#include "storage/log_dir_failure.h"
 #include "storage/scan_reader.h"
 
 namespace sluice::storage {
@@ -304,9 +305,15 @@ sluice::result<void> segment::append(std::span<const uint8_t> batches) {
     const ssize_t n = ::write(file_->fd(), batches.data() + done, batches.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
+      // A full disk is cut back and answered (KAFKA_STORAGE_ERROR): appends work again once space returns. Any
+      // other write error, or a cut-back that fails (a partial batch stays), fails the log dir.
+      const bool full = errno == ENOSPC || errno == EDQUOT;
       auto err = detail::io_error("write", log_path());
       if (::ftruncate(file_->fd(), static_cast<off_t>(start)) != 0) {
         sluice::log::error("storage: {}: cannot cut back a failed write", log_path().string());
+        report_log_dir_failure(log_path(), err.message + "; the write could not be cut back");
+      } else if (!full) {
+        report_log_dir_failure(log_path(), err.message);
       }
       return err;
     }
@@ -456,7 +463,7 @@ sluice::result<void> segment::flush() {
         metrics::latency_ms_buckets());
     const bool timed = metrics::enabled();
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (::fdatasync(file_->fd()) != 0) return detail::io_error("fsync", log_path());
+    if (::fdatasync(file_->fd()) != 0) return detail::io_failure("fsync", log_path());
     if (timed) flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   if (auto r = offset_index_.flush(); !r) return r;
