@@ -564,7 +564,8 @@ sluice::result<void> log::rebuild_producer_state() {
   for (auto& [base, seg] : segments_) {
     if (seg->next_offset() <= from) continue;
     std::optional<sluice::error> marker_error;
-    auto r = seg->for_each_batch_header(from, [&](const record_batch_header& h, int64_t position) {
+    // &seg = seg: clang before 16 cannot capture a structured binding (the SLUICE_FUZZ build).
+    auto r = seg->for_each_batch_header(from, [&, &seg = seg](const record_batch_header& h, int64_t position) {
       if (h.last_offset() < from || marker_error) return;
       if (h.is_control() && h.producer_id >= 0) {
         auto bytes = seg->read_batch(position, h.size_bytes());

@@ -113,7 +113,9 @@ sluice::result<std::optional<producer_batch_metadata>> producer_state_manager::c
     updated.current_txn_first_offset = current.current_txn_first_offset;
     updated.last_timestamp = current.last_timestamp;
   }
-  auto fail = [&](errc code, std::string message) -> sluice::result<std::optional<producer_batch_metadata>> {
+  // uit, fresh: init-captures, since clang before 16 cannot capture structured bindings (the SLUICE_FUZZ build).
+  auto fail = [&, uit = uit, fresh = fresh](errc code, std::string message)
+      -> sluice::result<std::optional<producer_batch_metadata>> {
     if (fresh && updated.batches.empty()) pending.updated.erase(uit);
     return make_error(code, std::move(message));
   };

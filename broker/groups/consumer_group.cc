@@ -202,7 +202,9 @@ std::map<std::string, partition_map> assign_uniform(const std::vector<assignor_m
   // Every partition of a topic someone subscribes to, and who may take it.
   std::set<std::pair<topic_uuid, int32_t>> unassigned;
   for (const auto& [topic, count] : partitions) {
-    bool wanted = std::any_of(members.begin(), members.end(), [&](const auto& m) { return m.topics.count(topic); });
+    // &topic = topic: clang before 16 cannot capture a structured binding (the SLUICE_FUZZ build).
+    bool wanted = std::any_of(members.begin(), members.end(),
+                              [&, &topic = topic](const auto& m) { return m.topics.count(topic); });
     if (!wanted) continue;
     for (int32_t p = 0; p < count; ++p) unassigned.insert({topic, p});
   }

@@ -54,12 +54,14 @@ class CodecBodies:
         if k == "struct":
             if not opt:
                 return [ind + "%s.decode(r, version);" % m]
+            # emplace(T{}), not emplace(): clang 14 (the SLUICE_FUZZ build) finds a nested struct with default
+            # member initialisers not default-constructible inside optional::emplace()'s constraint.
             if nc == "false":
-                return [ind + "%s.emplace().decode(r, version);" % m]
+                return [ind + "%s.emplace(decltype(%s)::value_type{}).decode(r, version);" % (m, m)]
             test = "r.read_int8(%s) < 0" % label if nc == "true" else "%s && r.read_int8(%s) < 0" % (
                 "(%s)" % nc, label)
             return [ind + "if (%s)" % test, ind + "  %s.reset();" % m, ind + "else",
-                    ind + "  %s.emplace().decode(r, version);" % m]
+                    ind + "  %s.emplace(decltype(%s)::value_type{}).decode(r, version);" % (m, m)]
         if not opt or nc == "false":
             return [ind + "%s = %s;" % (m, self.read_elem(f, label))]
         nullable_read = "r.read_nullable_%s(%s, flexible)" % (k, label)

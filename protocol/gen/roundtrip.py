@@ -35,7 +35,7 @@ class Fillers:
             if opt and nc != "false":
                 null_if = "variant == 1" if nc == "true" else "variant == 1 && (%s)" % nc
                 lines.append("if (%s) { %s.reset(); } else {" % (null_if, m))
-            target = m + (".emplace()" if opt else "")
+            target = m + (".emplace(decltype(%s)::value_type{})" % m if opt else "")  # emplace(): see codec.py
             if f.is_array:
                 lines.append("  auto& v = %s;" % target)
                 lines.append("  v.clear();")
