@@ -54,7 +54,8 @@ sluice::result<validated_batch> validate_batch_records(std::span<const uint8_t> 
   }
   std::vector<uint8_t> rebuilt(record_batch_header_size + body.size());
   std::memcpy(rebuilt.data(), batch.data(), record_batch_header_size);
-  std::memcpy(rebuilt.data() + record_batch_header_size, body.data(), body.size());
+  // No records (recordsCount 0): body.data() may be null, which memcpy must not get even for 0 bytes.
+  if (!body.empty()) std::memcpy(rebuilt.data() + record_batch_header_size, body.data(), body.size());
   uint8_t* p = rebuilt.data();
   detail::store_be<int32_t>(p + batch_field::batch_length, static_cast<int32_t>(rebuilt.size() - log_overhead));
   const int16_t attributes = static_cast<int16_t>((h.attributes & ~batch_attribute::compression_mask) |

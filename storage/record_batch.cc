@@ -100,6 +100,12 @@ void set_max_timestamp(std::span<uint8_t> batch, int64_t timestamp_ms) {
 
 namespace {
 
+// base + delta as Java's long arithmetic computes it (Kafka's DefaultRecord: baseOffset + offsetDelta,
+// baseTimestamp + timestampDelta): a client's values may overflow, which must wrap, not be undefined.
+int64_t wrapping_add(int64_t base, int64_t delta) {
+  return static_cast<int64_t>(static_cast<uint64_t>(base) + static_cast<uint64_t>(delta));
+}
+
 void put_varlong(std::vector<uint8_t>& out, int64_t value) {
   uint64_t v = (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63);
   while (v >= 0x80) {
@@ -216,9 +222,10 @@ bool record_iterator::next(record_view& out) {
     out.headers.push_back(record_header{*hkey, hvalue});
   }
   if (r.pos != r.buf.size()) return fail("record length does not match its fields");
-  out.offset = header_.base_offset + offset_delta;
-  out.timestamp = header_.ts_type() == timestamp_type::log_append_time ? header_.max_timestamp
-                                                                       : header_.base_timestamp + timestamp_delta;
+  out.offset = wrapping_add(header_.base_offset, offset_delta);
+  out.timestamp = header_.ts_type() == timestamp_type::log_append_time
+                      ? header_.max_timestamp
+                      : wrapping_add(header_.base_timestamp, timestamp_delta);
   out.key = key;
   out.value = value;
   pos_ += outer.pos + static_cast<size_t>(length);
@@ -288,14 +295,14 @@ sluice::result<records_summary> check_records(std::span<const uint8_t> records, 
     parsed_record rec;
     if (const char* err = parse_record(records, pos, rec)) return fail(i, err);
     if (rec.offset_delta != i) summary.offsets_in_order = false;
-    const int64_t ts = header.base_timestamp + rec.timestamp_delta;
+    const int64_t ts = wrapping_add(header.base_timestamp, rec.timestamp_delta);
     summary.max_timestamp = std::max(summary.max_timestamp, ts);
     // Kafka's validateKey, then validateTimestamp (-1 is "no timestamp" and never out of range).
     if (rules.key_required && rec.key_null) {
       summary.rejected.push_back({i, false, "Compacted topic cannot accept message without key"});
     } else if (timestamps && ts != -1 && (ts < rules.min_timestamp || ts > rules.max_timestamp)) {
       summary.rejected.push_back({i, true, "Timestamp " + std::to_string(ts) + " of message with offset " +
-                                               std::to_string(header.base_offset + rec.offset_delta) +
+                                               std::to_string(wrapping_add(header.base_offset, rec.offset_delta)) +
                                                " is out of range. The timestamp should be within [" +
                                                std::to_string(rules.min_timestamp) + ", " +
                                                std::to_string(rules.max_timestamp) + "]"});
