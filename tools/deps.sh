@@ -11,8 +11,9 @@ SLUICE_PACKAGES=(
   libre2-dev
 )
 # Only the test command needs these (test.sh passes them): Chromium for the web console's browser test
-# (tests/console/console_test.py, driven by playwright-core from tests/console/package-lock.json).
-SLUICE_TEST_PACKAGES=(chromium)
+# (tests/console/console_test.py, driven by playwright-core from tests/console/package-lock.json); clang and its
+# libFuzzer runtime for the fuzz targets (tests/fuzz, build-fuzz).
+SLUICE_TEST_PACKAGES=(chromium clang libclang-rt-14-dev)
 
 # sluice_install_deps [more packages...]: SLUICE_PACKAGES and the ones given.
 sluice_install_deps() {
