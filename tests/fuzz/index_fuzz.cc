@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "fuzz_temp_dir.h"
 #include "storage/byte_order.h"
 #include "storage/crc32c.h"
 #include "storage/leader_epoch_cache.h"
@@ -29,17 +30,9 @@
 namespace fs = std::filesystem;
 using namespace sluice::storage;
 
+using sluice::fuzz::fuzz_temp_dir;
+
 namespace {
-
-fs::path& temp_dir() {
-  static fs::path dir;
-  return dir;
-}
-
-void remove_temp_dir() {
-  std::error_code ec;
-  if (!temp_dir().empty()) fs::remove_all(temp_dir(), ec);
-}
 
 void write_file(const fs::path& p, std::span<const uint8_t> bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -55,13 +48,7 @@ void clear_dir(const fs::path& d) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  std::string pattern = (fs::temp_directory_path() / "sluice-index-fuzz-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    std::perror("index_fuzz: mkdtemp");
-    std::exit(2);
-  }
-  temp_dir() = pattern;
-  std::atexit(remove_temp_dir);
+  sluice::fuzz::make_fuzz_temp_dir("index-fuzz");
   return 0;
 }
 
@@ -69,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const int which = data[0] % 7;
   std::span<const uint8_t> bytes(data + 1, size - 1);
-  const fs::path dir = temp_dir() / "p";
+  const fs::path dir = fuzz_temp_dir() / "p";
   clear_dir(dir);
   switch (which) {
     case 0: {
@@ -126,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 5: {
       // The header of a snapshot of an empty state: magic and version, then the CRC over the rest.
-      static const std::vector<uint8_t> empty = producer_state_manager(temp_dir(), 1000).encode_snapshot();
+      static const std::vector<uint8_t> empty = producer_state_manager(fuzz_temp_dir(), 1000).encode_snapshot();
       std::vector<uint8_t> snap(bytes.begin(), bytes.end());
       if (snap.size() < empty.size()) snap.resize(empty.size(), 0);
       std::copy(empty.begin(), empty.begin() + 6, snap.begin());

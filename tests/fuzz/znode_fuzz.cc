@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_temp_dir.h"
 #include "broker/security/acl.h"
 #include "coordination/embedded_store.h"
 #include "coordination/zk/znodes.h"
@@ -23,17 +24,9 @@ namespace fs = std::filesystem;
 using namespace sluice::coordination;
 using namespace sluice::coordination::zk;
 
+using sluice::fuzz::fuzz_temp_dir;
+
 namespace {
-
-fs::path& temp_dir() {
-  static fs::path dir;
-  return dir;
-}
-
-void remove_temp_dir() {
-  std::error_code ec;
-  if (!temp_dir().empty()) fs::remove_all(temp_dir(), ec);
-}
 
 // decode(encode(decode(data))) must succeed and encode to the same text.
 template <class Decode, class Encode>
@@ -52,13 +45,7 @@ void stable(const std::string& data, Decode decode, Encode encode, const char* w
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  std::string pattern = (fs::temp_directory_path() / "sluice-znode-fuzz-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    std::perror("znode_fuzz: mkdtemp");
-    std::exit(2);
-  }
-  temp_dir() = pattern;
-  std::atexit(remove_temp_dir);
+  sluice::fuzz::make_fuzz_temp_dir("znode-fuzz");
   return 0;
 }
 
@@ -115,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 11: {
       // The embedded store's state file, read at start (a file it wrote, or one damaged on disk).
-      const fs::path dir = temp_dir() / "store";
+      const fs::path dir = fuzz_temp_dir() / "store";
       std::error_code ec;
       fs::remove_all(dir, ec);
       fs::create_directories(dir, ec);
