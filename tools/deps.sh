@@ -12,8 +12,8 @@ SLUICE_PACKAGES=(
 )
 # Only the test command needs these (test.sh passes them): Chromium for the web console's browser test
 # (tests/console/console_test.py, driven by playwright-core from tests/console/package-lock.json); clang and its
-# libFuzzer runtime for the fuzz targets (tests/fuzz, build-fuzz).
-SLUICE_TEST_PACKAGES=(chromium clang libclang-rt-14-dev)
+# libFuzzer runtime for the fuzz targets (tests/fuzz, build-fuzz); nftables for the chaos runner (tests/chaos).
+SLUICE_TEST_PACKAGES=(chromium clang libclang-rt-14-dev nftables)
 
 # sluice_install_deps [more packages...]: SLUICE_PACKAGES and the ones given.
 sluice_install_deps() {
