@@ -91,6 +91,12 @@ void partition::become_follower(int32_t leader_id, int32_t leader_epoch) {
   wake_waiters();
 }
 
+void partition::start_as_cluster_replica() {
+  become_follower(-1, 0);
+  high_watermark_.store(log_->log_start_offset(), std::memory_order_release);
+  publish_offsets();
+}
+
 void partition::apply_isr(const isr_change& stored) {
   if (closed_ || role() != replica_role::leader || stored.leader_epoch != leader_epoch()) return;
   isr_ = stored.isr;

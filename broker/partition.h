@@ -117,6 +117,12 @@ class partition : public std::enable_shared_from_this<partition> {
   /// Follows `leader_id` at `leader_epoch` (-1 leader: offline). Parked fetches and acks=-1 produces are
   /// woken so they answer NOT_LEADER_OR_FOLLOWER.
   void become_follower(int32_t leader_id, int32_t leader_epoch);
+  /// Cluster mode, before the replica's state is applied (strand): offline, with the high watermark at the log
+  /// start, the only offset known to be committed (Sluice keeps no replication-offset-checkpoint). A replica that
+  /// leads again after a restart, even at an unchanged leader epoch, then moves its HW only once every ISR
+  /// member's LEO is known, so that a tail it alone holds is never served as committed. (A partition is built as
+  /// a single node's: leader, HW at the LEO.)
+  void start_as_cluster_replica();
   /// Leader: the ISR as stored (a change made by the controller, or ours confirmed). Ignored for another
   /// epoch.
   void apply_isr(const isr_change& stored);

@@ -381,7 +381,7 @@ void topic_registry::sync(const coordination::cluster_snapshot& snapshot, int32_
             log = *created;
           }
           part = std::make_shared<partition>(a.name, p, log, executor_);
-          asio::post(part->strand(), [part] { part->become_follower(-1, 0); });  // until its state is applied
+          part->start_as_cluster_replica();  // until its state is applied; not shared yet, so not on the strand
         } else if (part && existing->configs != a.configs) {
           asio::post(part->strand(), [part, log_config] { part->update_config(log_config); });
         }

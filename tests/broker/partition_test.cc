@@ -91,6 +91,23 @@ TEST_F(PartitionReplicationTest, HighWatermarkIsTheSmallestLogEndOffsetOfTheIsr)
   EXPECT_EQ(p_->end_offset_for_epoch(5).start_offset, 5);
 }
 
+// A cluster replica restarted over a log whose tail it alone holds, then told it still leads at the same epoch (the
+// controller has not moved the leadership yet): the tail is not committed until every ISR member's LEO is known.
+// (Found by tests/chaos/partitions.py, seed 777: a consumer read such a tail, which the next leader did not have.)
+TEST_F(PartitionReplicationTest, RestartedReplicaLeadingAtTheSameEpochCommitsNothingUnreplicated) {
+  append(8);  // written before the restart; followers had only offsets below 5
+  ASSERT_EQ(p_->high_watermark(), 8);  // as a single node's partition
+  p_->start_as_cluster_replica();
+  EXPECT_EQ(p_->high_watermark(), 0);
+  EXPECT_EQ(p_->role(), replica_role::offline);
+  p_->become_leader(1, 0, {1, 2, 3}, {1, 2, 3}, 4, 0);  // the state in ZooKeeper: leader 1, epoch 0, ISR [1,2,3]
+  EXPECT_EQ(p_->high_watermark(), 0);
+  p_->record_follower_fetch(2, 8, 10);
+  EXPECT_EQ(p_->high_watermark(), 0);  // 3 still unknown
+  p_->record_follower_fetch(3, 5, 10);
+  EXPECT_EQ(p_->high_watermark(), 5);  // 5-7 are on 1 and 2 only
+}
+
 TEST_F(PartitionReplicationTest, LaggingFollowerIsProposedOutAndCaughtUpFollowerIn) {
   p_->become_leader(1, 1, {1, 2, 3}, {1, 2, 3}, 7, 0);
   append(4);
