@@ -92,9 +92,8 @@ void partition::become_follower(int32_t leader_id, int32_t leader_epoch) {
 }
 
 void partition::start_as_cluster_replica() {
-  become_follower(-1, 0);
   high_watermark_.store(log_->log_start_offset(), std::memory_order_release);
-  publish_offsets();
+  become_follower(-1, 0);  // offline: publishes the offsets with that HW
 }
 
 void partition::apply_isr(const isr_change& stored) {

@@ -309,8 +309,8 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
       // INCONSISTENT_TOPIC_ID, rather than UNKNOWN_TOPIC_ID; the name also goes into a new session.
       std::shared_ptr<const topic> renamed;  // the topic now under the session's name, with another id
       if (version >= 13) {
-        if (t) ft.topic = t->name;
-        else if (!ft.topic.empty()) renamed = svc.topics.find(ft.topic);
+        if (t && ft.topic.empty()) ft.topic = t->name;  // a session's partitions already carry it
+        else if (!t && !ft.topic.empty()) renamed = svc.topics.find(ft.topic);
       }
       const bool denied = follower_denied || (!from_follower && svc.authorizer != nullptr &&
                                               !authorized(svc, rc, acl_operation::read, resource_type::topic,
@@ -340,27 +340,19 @@ task<response> fetch(broker_services& svc, request_context& rc, protocol::fetch_
           pd.error_code = error_code::topic_authorization_failed;
           pd.aborted_transactions.emplace();
           where = run::refused;
-        } else if (!t && renamed) {
-          if (partition_of(renamed, fp.partition)) {
-            // Kafka's ReplicaManager.readFromLog: the log's topic id differs from the session's (a read error).
-            pd.error_code = error_code::inconsistent_topic_id;
-          } else {
-            pd.error_code = missing_partition_error(renamed, fp.partition);
-            if (pd.error_code == error_code::unknown_topic_or_partition) {
-              pd.aborted_transactions.emplace();
-              where = run::refused;
-            }
-          }
-        } else if (!t) {
+        } else if (!t && !renamed) {
           pd.error_code = error_code::unknown_topic_or_partition;
           pd.aborted_transactions.emplace();
           where = run::refused;
-        } else if (auto p = partition_of(t, fp.partition); !p) {
-          pd.error_code = missing_partition_error(t, fp.partition);
+        } else if (auto p = partition_of(t ? t : renamed, fp.partition); !p) {
+          pd.error_code = missing_partition_error(t ? t : renamed, fp.partition);
           if (pd.error_code == error_code::unknown_topic_or_partition) {
             pd.aborted_transactions.emplace();
             where = run::refused;
           }
+        } else if (!t) {
+          // Kafka's ReplicaManager.readFromLog: the log's topic id differs from the session's (a read error).
+          pd.error_code = error_code::inconsistent_topic_id;
         } else if (!p->is_leader() && !reads_any_replica) {
           pd.error_code = error_code::not_leader_or_follower;
           if (version >= 16) name_current_leader(pd, *p, svc.config.broker_id);
