@@ -179,7 +179,9 @@ def main_checks(broker, check, http_port, https_port, certs):
     delayed, got = one_latency()
     check.eq(got, [None], "delivery with a delay")
     print("D: delivery latency %.1f ms without, %.1f ms with a 400 ms delay" % (base * 1000, delayed * 1000))
-    check.true(delayed >= 0.4 and delayed - base >= 0.3,
+    # 0.39, not 0.4: the broker's deadline is whole milliseconds of its monotonic clock (purgatory.h wait_deadline),
+    # so the delay can end up to 1 ms early against the client's clock (CI once measured 399.4 ms).
+    check.true(delayed >= 0.39 and delayed - base >= 0.3,
                "the delay shows in the latency (%.3f s vs %.3f s)" % (delayed, base))
     fams = scrape(http_port, check)
     hist = next((s.value for f in fams for s in f.samples
