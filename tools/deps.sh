@@ -41,6 +41,10 @@ sluice_build() {
     export CCACHE_BASEDIR="$SLUICE_ROOT" CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_NOHASHDIR=true
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null &&
+  # -g1: line tables and function names (backtraces, perf, gdb's bt), no variable info. A third less compile time
+  # than -g and a fifth of the object size (broker/handlers/fetch.cc: 10.3 s and 2 MB against 15.2 s and 9.4 MB);
+  # a developer who wants full debug info passes -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" after the dir.
+  cmake -S "$SLUICE_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "$@" >/dev/null &&
     cmake --build "$dir" -j "$(nproc)"
 }

@@ -57,7 +57,7 @@ struct read_outcome {
   std::optional<isr_change> isr_expansion;  // a follower fetch that brought its replica into sync
   int64_t last_stable_offset = -1;
   std::vector<storage::aborted_txn> aborted;  // read_committed only
-  std::optional<storage::epoch_entry> diverging;  // KIP-320: the last fetched epoch diverges (nothing read)
+  std::optional<storage::epoch_entry> diverging = std::nullopt;  // KIP-320: the last fetched epoch diverges (nothing read)
   int32_t preferred_read_replica = -1;  // KIP-392: the follower the consumer should read from (nothing read)
 };
 
