@@ -31,7 +31,7 @@ struct request_context {
   bool close_connection = false;  // set by a handler: close the connection instead of answering
   /// Why (logged); empty for the test hooks of broker/fault_injection.h. Kafka closes the connection of a request
   /// its parser refuses (e.g. ACL filters with UNKNOWN elements).
-  std::string close_reason;
+  std::string close_reason{};
   /// Set by a handler: send the response, then close the connection (failed SASL authentication, KIP-152).
   bool close_after_response = false;
 };
