@@ -40,6 +40,11 @@ asio::awaitable<void> load_thread::wait_start() {
     boost::system::error_code ec;
     co_await gate_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
+  if (load_clock::now() < start_) {
+    asio::steady_timer at(io, start_);
+    boost::system::error_code ec;
+    co_await at.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
 }
 
 std::vector<uint8_t> build_load_batch(const load_options& opts) {

@@ -70,17 +70,19 @@ class load_thread {
   boost::asio::io_context io;
   load_counters counters;
 
-  /// Opens the gate: connections waiting in wait_start() go. Call through post() onto this thread's io.
-  void open_gate() {
+  /// Opens the gate: connections waiting in wait_start() go at `start`. Call through post() onto this thread's io.
+  void open_gate(load_clock::time_point start) {
+    start_ = start;
     started_ = true;
     gate_.cancel();
   }
-  /// Suspends until open_gate() ran.
+  /// Suspends until open_gate() ran and its start time has come.
   boost::asio::awaitable<void> wait_start();
 
  private:
   boost::asio::steady_timer gate_;
   bool started_ = false;
+  load_clock::time_point start_{};
 };
 
 /// The pre-encoded record batch every Produce request carries: `batch_records` records with null keys and values of

@@ -57,14 +57,15 @@ int main(int argc, char** argv) {
     while (run.ready.load() + run.failed.load() < static_cast<int>(plans.size()) && load_clock::now() < setup_deadline)
       std::this_thread::sleep_for(2ms);
     const bool any_ready = run.ready.load() > 0;
-    run.times.start = load_clock::now() + 1ms;
+    run.times.start = load_clock::now() + 5ms;
     if (!any_ready) run.times.start = load_clock::now() - 1h;  // nothing to run: connections still waiting end at once
     run.times.warmup_end = run.times.start + std::chrono::duration_cast<load_clock::duration>(
                                                  std::chrono::duration<double>(opts.warmup()));
     run.times.deadline = run.times.warmup_end + std::chrono::duration_cast<load_clock::duration>(
                                                     std::chrono::duration<double>(opts.duration_s));
     if (!any_ready) run.times.deadline = run.times.start;
-    for (auto& t : threads) boost::asio::post(t->io, [tp = t.get()] { tp->open_gate(); });
+    for (auto& t : threads)
+      boost::asio::post(t->io, [tp = t.get(), start = run.times.start] { tp->open_gate(start); });
 
     std::this_thread::sleep_until(std::min(run.times.warmup_end, run.times.deadline));
     const double client0 = self_cpu_seconds();
