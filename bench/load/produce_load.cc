@@ -235,6 +235,9 @@ class produce_connection : public std::enable_shared_from_this<produce_connectio
     pending_.clear();
     wake_.cancel();
     pace_.cancel();
+    // Aborts a write blocked on a broker that stopped reading; the reader then ends (its error is not counted again).
+    closing_ = true;
+    conn_.close();
   }
 
   load_thread& thread_;
