@@ -18,6 +18,11 @@ Sets (bench/README.md explains each):
   cluster   a ZooKeeper + 3 Sluice brokers, topics RF 3 with min.insync.replicas=2: produce-to-ack and
             end-to-end latency with acks=all at moderate rates, produce/consume throughput
             (--only cluster; not in the default run, it needs Debian's zookeeper package)
+  capacity  Sluice against Apache Kafka 4.4 with the load generator sluice_load (bench/capacity.py, issue #23):
+            `--reference kafka` or `--only capacity`, run alone; table and bench/results/latest.json
+
+    /usr/bin/python3 bench/run_bench.py --reference kafka                 # ~30-40 minutes
+    /usr/bin/python3 bench/run_bench.py --reference kafka --quick --repeat 1 --topologies single
 
 Prints a markdown report (also written to --out). Loopback only; every process started here is
 stopped here by its PID. The machine (nproc, lscpu) and the load average around each set are
@@ -39,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 from sluice_harness import Broker, ZooKeeper  # noqa: E402
+import capacity  # noqa: E402  (bench/capacity.py: --reference kafka)
 
 
 def load():
@@ -196,17 +202,27 @@ class Cluster:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--broker", default=os.path.join(REPO, "build", "broker", "sluice"))
+    ap.add_argument("--broker", default="", help="sluice (default build/broker/sluice; capacity: or build-tests/)")
     ap.add_argument("--bench-bin", default=os.path.join(REPO, "build", "bench", "sluice_bench"))
     ap.add_argument("--quick", action="store_true", help="smaller record counts")
     ap.add_argument("--only", default="",
-                    help="comma list of sets: startup,idle_rss,matrix,consume,latency,target,cluster")
+                    help="comma list of sets: startup,idle_rss,matrix,consume,latency,target,cluster; "
+                         "or capacity (alone)")
     ap.add_argument("--rates", default="1000,5000",
                     help="cluster set: comma list of latency rates, records/s (default 1000,5000)")
-    ap.add_argument("--duration", type=float, default=0, help="latency runs: seconds of sending (default 5, 3 quick)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per side of the target comparison")
+    ap.add_argument("--duration", type=float, default=0,
+                    help="latency runs: seconds of sending (default 5, 3 quick); capacity: measured seconds per "
+                         "run (default 5, 1 quick)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per side of the target and capacity comparisons")
     ap.add_argument("--out", default="", help="also write the markdown report here")
+    capacity.add_arguments(ap)
     args = ap.parse_args()
+    only = [s for s in args.only.split(",") if s]
+    if args.reference == "kafka" or "capacity" in only:
+        if [s for s in only if s != "capacity"]:
+            ap.error("the capacity set (--reference kafka) runs alone; drop the other --only sets")
+        return capacity.main(args)
+    args.broker = args.broker or os.path.join(REPO, "build", "broker", "sluice")
     for path, what in ((args.broker, "broker"), (args.bench_bin, "sluice_bench")):
         if not os.access(path, os.X_OK):
             print("missing %s: %s (cmake --build build -j2 --target sluice sluice_bench)" % (what, path))

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Apache Kafka 4.4.0 as a reference broker beside Sluice: jars from Maven Central, one KRaft node.
+"""Apache Kafka 4.4.0 as a reference broker beside Sluice: jars from Maven Central, one KRaft node
+(or a KRaft quorum of several, `KafkaCluster`).
 
 The jars are resolved by Maven from the pinned manifest `compat/kafka/pom.xml` into a cache outside
 the tracked files (`<cache>/kafka-4.4.0/libs`), and a `bin/` of small wrappers (kafka-run-class.sh,
@@ -9,6 +10,7 @@ kafka-topics.sh, ...) plus `config/` log4j2 files is generated beside them, so
     /usr/bin/python3 compat/kafka/kafka_reference.py --cache build-tests/compat-cache fetch
     /usr/bin/python3 compat/kafka/kafka_reference.py --cache build-tests/compat-cache start \\
         [--override num.partitions=3] [--no-rebalance-delay]      # prints the bootstrap, Ctrl-C stops
+    /usr/bin/python3 compat/kafka/kafka_reference.py --cache build-tests/compat-cache start --nodes 3
 
 As a module (the compat runners' `--reference kafka`):
 
@@ -20,6 +22,11 @@ The node is a single combined broker+controller (process.roles=broker,controller
 dynamic quorum of itself (KIP-853: controller.quorum.bootstrap.servers, `StorageTool format
 --standalone`), PLAINTEXT on a free loopback port, CONTROLLER on another, data in a fresh temp dir.
 It is stopped by PID: SIGTERM, then SIGKILL after a bounded wait.
+
+`KafkaCluster(cache, size=3)` (and `start --nodes N`) runs N such combined broker+controller nodes
+(node.id 1..N) as one KRaft quorum with a static voter set (controller.quorum.voters, formatted
+without --standalone), each on its own loopback ports and temp dir, one cluster id; replication
+factors of the internal topics and default.replication.factor are min(3, N). `pids` are the JVMs'.
 
 Exit status of the command line: 0 ok, 1 failure, 77 (ctest SKIP) when the jars cannot be obtained
 (no `mvn`, Maven Central unreachable) or no Java >= 17 is found; the reason is printed as `SKIP: ...`.
@@ -128,19 +135,25 @@ class KafkaReference:
     READY_TIMEOUT = 90.0
     STOP_TIMEOUT = 30.0
 
-    def __init__(self, cache=DEFAULT_CACHE, overrides=None, heap="512M"):
+    def __init__(self, cache=DEFAULT_CACHE, overrides=None, heap="512M", node_id=1, voters=None,
+                 cluster_id=None, port=None, controller_port=None):
+        """node_id, voters, cluster_id, port and controller_port are for KafkaCluster: voters
+        ("1@127.0.0.1:P,2@...") makes the node one of a static quorum instead of a standalone
+        dynamic quorum of itself; the ports default to free ones."""
         self.cache = os.path.abspath(cache)
         self.overrides = dict(overrides or {})
         self.heap = heap
+        self.node_id = node_id
+        self.voters = voters
         self.dir = tempfile.mkdtemp(prefix="sluice-kafka-ref-")
         self.data_dir = os.path.join(self.dir, "data")
         self.config_path = os.path.join(self.dir, "server.properties")
         self.log_path = os.path.join(self.dir, "kafka.log")
-        self.port = pick_free_port()
-        self.controller_port = pick_free_port()
+        self.port = port or pick_free_port()
+        self.controller_port = controller_port or pick_free_port()
         while self.controller_port == self.port:
             self.controller_port = pick_free_port()
-        self.cluster_id = random_cluster_id()
+        self.cluster_id = cluster_id or random_cluster_id()
         self.proc = None
         self.pid = None
         self.keep = bool(os.environ.get("SLUICE_KEEP_DATA"))
@@ -156,8 +169,7 @@ class KafkaReference:
         """The server.properties of this node (dict, overrides applied)."""
         c = {
             "process.roles": "broker,controller",
-            "node.id": 1,
-            "controller.quorum.bootstrap.servers": "127.0.0.1:%d" % self.controller_port,
+            "node.id": self.node_id,
             "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
             "advertised.listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d"
                                     % (self.port, self.controller_port),
@@ -172,6 +184,10 @@ class KafkaReference:
             "share.coordinator.state.topic.min.isr": 1,
             "min.insync.replicas": 1,
         }
+        if self.voters:
+            c["controller.quorum.voters"] = self.voters
+        else:
+            c["controller.quorum.bootstrap.servers"] = "127.0.0.1:%d" % self.controller_port
         c.update(self.overrides)
         return c
 
@@ -187,11 +203,12 @@ class KafkaReference:
         return env
 
     def _format(self):
-        """StorageTool format --standalone (KIP-853 dynamic quorum of this one controller)."""
+        """StorageTool format --standalone (KIP-853 dynamic quorum of this one controller), or
+        without it for a member of a static quorum (controller.quorum.voters)."""
         if os.path.exists(os.path.join(self.data_dir, "meta.properties")):
             return
         cmd = [os.path.join(self.home, "bin", "kafka-storage.sh"), "format", "--cluster-id", self.cluster_id,
-               "--config", self.config_path, "--standalone"]
+               "--config", self.config_path] + ([] if self.voters else ["--standalone"])
         p = subprocess.run(cmd, capture_output=True, timeout=120, stdin=subprocess.DEVNULL, env=self._env())
         out = (p.stdout + p.stderr).decode("utf-8", "replace")
         with open(self.log_path, "a") as f:
@@ -203,6 +220,11 @@ class KafkaReference:
         """Prepares the jars if needed, formats the data dir (first start) and starts kafka.Kafka;
         returns once ApiVersions answers and Metadata lists a broker, within ready_timeout seconds
         (default 90). Raises Unavailable (no jars/Java: skip) or ReferenceFailed."""
+        self.launch()
+        self.wait_ready(ready_timeout)
+
+    def launch(self):
+        """The first half of start(): jars, config, format, and the JVM started (not waited for)."""
         assert self.proc is None, "already running"
         if self.home is None:
             self.home, self.java = prepare(self.cache, quiet=False)
@@ -219,6 +241,12 @@ class KafkaReference:
                                      start_new_session=True)
         self.pid = self.proc.pid
         log_f.close()
+
+    def wait_ready(self, ready_timeout=None, node_ids=None):
+        """The second half of start(): returns once ApiVersions answers and Metadata lists
+        node_ids (default: this node) within ready_timeout seconds; kills the JVM and raises
+        ReferenceFailed otherwise."""
+        want = set(node_ids or [self.node_id])
         timeout = ready_timeout or self.READY_TIMEOUT
         deadline = time.monotonic() + timeout
         last = None
@@ -229,7 +257,7 @@ class KafkaReference:
                 raise ReferenceFailed("Kafka exited with %s before serving; log %s:\n%s"
                                       % (rc, self.log_path, self.log_text()[-3000:]))
             try:
-                if 1 in probe(self.port):
+                if want <= set(probe(self.port)):
                     return
             except (OSError, struct.error) as e:
                 last = e
@@ -296,6 +324,89 @@ class KafkaReference:
         return False
 
 
+class KafkaCluster:
+    """`size` Kafka 4.4.0 KRaft nodes (each broker+controller, node.id 1..size) forming one quorum
+    with a static voter set, on free loopback ports, one temp dir per node.
+
+    bootstrap (all nodes, comma-separated), pids (the JVMs), nodes (KafkaReference each),
+    start(ready_timeout), alive(), stop() -> the nodes' stop() results, close(failed); a context
+    manager like KafkaReference. overrides apply to every node after the cluster's defaults
+    (replication factors min(3, size), min.insync.replicas 1).
+    """
+
+    def __init__(self, cache=DEFAULT_CACHE, size=3, overrides=None, heap="512M"):
+        rf = min(3, size)
+        conf = {
+            "default.replication.factor": rf,
+            "offsets.topic.replication.factor": rf,
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": min(2, rf),
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": min(2, rf),
+        }
+        conf.update(overrides or {})
+        ports = set()
+        while len(ports) < 2 * size:  # distinct free ports (bounded: a handful of tries)
+            ports.add(pick_free_port())
+        ports = sorted(ports)
+        cluster_id = random_cluster_id()
+        voters = ",".join("%d@127.0.0.1:%d" % (i + 1, ports[2 * i + 1]) for i in range(size))
+        self.nodes = [KafkaReference(cache, conf, heap, node_id=i + 1, voters=voters, cluster_id=cluster_id,
+                                     port=ports[2 * i], controller_port=ports[2 * i + 1])
+                      for i in range(size)]
+
+    @property
+    def bootstrap(self):
+        return ",".join(n.bootstrap for n in self.nodes)
+
+    @property
+    def pids(self):
+        return [n.pid for n in self.nodes]
+
+    def start(self, ready_timeout=None):
+        """Starts every node, then waits until each lists all node ids in Metadata (the quorum needs
+        a majority of voters before any node serves, so the nodes start together)."""
+        home, java = prepare(self.nodes[0].cache, quiet=False)
+        for n in self.nodes:
+            n.home, n.java = home, java
+        for n in self.nodes:
+            n.launch()
+        ids = [n.node_id for n in self.nodes]
+        for n in self.nodes:
+            n.wait_ready(ready_timeout, node_ids=ids)
+
+    def alive(self):
+        return all(n.alive() for n in self.nodes)
+
+    def stop(self, timeout=None):
+        """SIGTERM to every JVM first (so no node waits out its peers' shutdown alone), then each
+        node's stop(); returns their results."""
+        for n in self.nodes:
+            if n.proc is not None and n.proc.poll() is None:
+                n.proc.send_signal(signal.SIGTERM)
+        return [n.stop(timeout) for n in self.nodes if n.proc is not None]
+
+    def close(self, failed=False):
+        try:
+            self.stop()
+        except RuntimeError:
+            pass
+        for n in self.nodes:
+            n.close(failed)
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close(failed=True)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(failed=exc_type is not None and not issubclass(exc_type, KeyboardInterrupt))
+        return False
+
+
 # ---------------------------------------------------------------------------------------------
 # Command line
 
@@ -308,6 +419,8 @@ def main(argv=None):
                     help="fetch: download the jars and generate bin/; start: run a node until Ctrl-C/SIGTERM")
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="broker config (repeatable)")
+    ap.add_argument("--nodes", type=int, default=1,
+                    help="start: a KRaft quorum of N combined broker+controller nodes (default 1)")
     ap.add_argument("--no-rebalance-delay", action="store_true",
                     help="group.initial.rebalance.delay.ms=0 (Kafka's default is 3000)")
     args = ap.parse_args(argv)
@@ -329,21 +442,27 @@ def main(argv=None):
 
         def on_signal(signum, frame):
             stop["signal"] = signum
-        ref = KafkaReference(args.cache, overrides)
+        if args.nodes > 1:
+            ref = KafkaCluster(args.cache, args.nodes, overrides)
+        else:
+            ref = KafkaReference(args.cache, overrides)
         try:
             ref.start()
             signal.signal(signal.SIGTERM, on_signal)
             signal.signal(signal.SIGINT, on_signal)
             log(ref.bootstrap)
-            log("# Kafka %s pid %d, data %s, log %s, KAFKA_PATH=%s; Ctrl-C or SIGTERM stops it"
-                % (KAFKA_VERSION, ref.pid, ref.dir, ref.log_path, ref.home))
+            nodes = ref.nodes if args.nodes > 1 else [ref]
+            for n in nodes:
+                log("# Kafka %s node %d pid %d, data %s, log %s" % (KAFKA_VERSION, n.node_id, n.pid, n.dir, n.log_path))
+            log("# KAFKA_PATH=%s; Ctrl-C or SIGTERM stops it" % nodes[0].home)
             while stop["signal"] is None and ref.alive():
                 time.sleep(0.5)
             if not ref.alive():
-                log("ERROR: Kafka died; log %s" % ref.log_path)
+                log("ERROR: Kafka died; log(s) %s" % ", ".join(n.log_path for n in nodes))
                 ref.close(failed=True)
                 return 1
-            rc = ref.stop()
+            rcs = ref.stop() if args.nodes > 1 else [ref.stop()]
+            rc = next((x for x in rcs if x != 0), 0)
             log("# stopped (exit %s)" % rc)
             ref.close(failed=rc != 0)
             return 0 if rc == 0 else 1
