@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "storage/atomic_file.h"
 #include "storage/errc.h"
 #include "storage/offset_checkpoint.h"
 
@@ -41,7 +42,10 @@ sluice::result<leader_epoch_cache> leader_epoch_cache::load(const std::filesyste
 sluice::result<void> leader_epoch_cache::persist() const {
   std::string text = "0\n" + std::to_string(entries_.size()) + "\n";
   for (const auto& e : entries_) text += std::to_string(e.epoch) + " " + std::to_string(e.start_offset) + "\n";
-  return write_file_atomically(dir_ / leader_epoch_checkpoint_file, text);
+  // Unlike a periodic checkpoint, the file must hold what memory holds: a missing entry would come back after a
+  // restart as an epoch starting at the wrong offset (OffsetsForLeaderEpoch, follower truncation). So even a full
+  // disk fails the dir here, as Kafka's checkpoint write does (KafkaStorageException).
+  return replace_file(dir_ / leader_epoch_checkpoint_file, text, full_disk::fails_dir);
 }
 
 sluice::result<void> leader_epoch_cache::assign(int32_t epoch, int64_t start_offset) {

@@ -358,6 +358,14 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   }
   result.last_offset = next - 1;
 
+  // Kafka's maybeAssignEpochStartOffset, before the write as in UnifiedLog.append: the first batch of a newer
+  // leader epoch starts it (a single node never goes through become_leader, so its epoch 0 starts with its first
+  // append). Its checkpoint is on disk before any record of the epoch is; a checkpoint that cannot be written
+  // fails the log dir (leader_epoch_cache::persist), so no record is acknowledged without its epoch entry.
+  if (leader_epoch > epochs_->latest_epoch()) {
+    if (auto r = epochs_->assign(leader_epoch, result.base_offset); !r) return r.err();
+  }
+
   // 4. One write(2); acknowledged once it returns (the page cache survives a process kill). Only when a
   // batch was rebuilt are the batches gathered into a new buffer; otherwise the caller's bytes go as they are.
   if (rebuilt.empty()) {
@@ -370,11 +378,6 @@ sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t le
   }
   log_end_offset_ = next;
   unflushed_records_ += result.record_count;
-  // Kafka's maybeAssignEpochStartOffset: the first batch of a newer leader epoch starts it (a single node never
-  // goes through become_leader, so its epoch 0 starts with its first append).
-  if (leader_epoch > epochs_->latest_epoch()) {
-    if (auto r = epochs_->assign(leader_epoch, result.base_offset); !r) sluice::log::warn("storage: {}", r.err().message);
-  }
   producer_state_->commit(std::move(producers));
   producer_state_->set_map_end_offset(log_end_offset_);
   if (now - last_producer_expiry_check_ms_ >= config_.producer_id_expiration_check_interval_ms) {

@@ -8,6 +8,7 @@
 #include "storage/index_file.h"
 #include "storage/log.h"
 #include "storage/log_cleaner.h"
+#include "storage/log_dir_failure.h"
 
 namespace sluice::storage {
 
@@ -78,6 +79,13 @@ sluice::result<int64_t> log::install_cleaned(const cleaning_result& result) {
       }
     }
   }
+  // Past the commit point the old segments leave the log before the cleaned one joins it: a failure there leaves a
+  // hole in the log's range, which only the next start mends (complete_interrupted_swaps). So it fails the log dir
+  // (the broker halts, as Kafka's cleaner does when its only dir goes offline) instead of serving the hole.
+  auto fail_dir = [&](const sluice::error& e) {
+    report_log_dir_failure(dir_, e.message + " (compaction swap interrupted; the next start finishes it)");
+    return e;
+  };
   int64_t freed = 0;
   for (const auto& g : result.groups) {
     // The commit point: once "<base>.log.swap" exists, a restart finishes this swap (open()).
@@ -87,16 +95,16 @@ sluice::result<int64_t> log::install_cleaned(const cleaning_result& result) {
     if (auto r = detail::fsync_directory(dir_); !r) return r.err();
     for (const auto& s : g.sources) {
       auto it = segments_.find(s.base_offset);
-      if (auto r = it->second->remove_files(); !r) return r.err();
+      if (auto r = it->second->remove_files(); !r) return fail_dir(r.err());
       segments_.erase(it);
     }
     if (auto r = segment::rename_files(dir_, g.base_offset, segment_suffix::swap, segment_suffix::none); !r) {
-      return r.err();
+      return fail_dir(r.err());
     }
     if (auto r = detail::fsync_directory(dir_); !r) return r.err();
     auto seg = segment::open(dir_, g.base_offset, config_.index_interval_bytes, clock_.now_ms());
-    if (!seg) return seg.err();
-    if (auto r = (*seg)->load(true); !r) return r.err();
+    if (!seg) return fail_dir(seg.err());
+    if (auto r = (*seg)->load(true); !r) return fail_dir(r.err());
     segments_.emplace(g.base_offset, std::move(*seg));
     freed += g.bytes_before - g.bytes_after;
   }

@@ -5,7 +5,11 @@
 //   dropped the dirty pages it could not write, and a later fsync can succeed without them);
 // - a failed write that could not be cut back (the segment ends in a partial batch);
 // - a failed write for any reason other than a full disk (ENOSPC, EDQUOT), which is cut back and answered
-//   KAFKA_STORAGE_ERROR without failing the dir, so that appends work again once space returns.
+//   KAFKA_STORAGE_ERROR without failing the dir, so that appends work again once space returns;
+// - a failed read or truncation of a segment (recovery never takes an unreadable file for a torn one);
+// - a checkpoint or snapshot that cannot be replaced for a reason other than a full disk, and the leader-epoch
+//   checkpoint for any reason (atomic_file.h);
+// - a compaction swap that fails past its commit point.
 // The operation that failed still returns its errc::io_error. With no handler set (unit tests, tools), a report
 // only returns.
 #include <filesystem>

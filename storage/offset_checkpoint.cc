@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "storage/atomic_file.h"
 #include "storage/errc.h"
 #include "storage/index_file.h"
 
@@ -54,33 +55,37 @@ sluice::result<void> write_offset_checkpoint(const std::filesystem::path& file, 
 }
 
 sluice::result<void> write_file_atomically(const std::filesystem::path& file, std::string_view text) {
+  return replace_file(file, text, full_disk::keeps_old_file);
+}
+
+sluice::result<void> replace_file(const std::filesystem::path& file, std::string_view bytes, full_disk on_full_disk) {
   const auto tmp = std::filesystem::path(file.string() + ".tmp");
+  auto failed = [&](const char* what, const std::filesystem::path& path) {
+    const bool full = errno == ENOSPC || errno == EDQUOT;
+    return full && on_full_disk == full_disk::keeps_old_file ? detail::io_error(what, path)
+                                                             : detail::io_failure(what, path);
+  };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return detail::io_error("open", tmp);
+  if (fd < 0) return failed("open", tmp);
   size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      auto e = detail::io_error("write", tmp);
+      auto e = failed("write", tmp);
       ::close(fd);
       return e;
     }
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
-    auto e = detail::io_error("fsync", tmp);
+    auto e = detail::io_failure("fsync", tmp);
     ::close(fd);
     return e;
   }
   ::close(fd);
-  if (::rename(tmp.c_str(), file.c_str()) != 0) return detail::io_error("rename", tmp);
-  const int dfd = ::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  if (::rename(tmp.c_str(), file.c_str()) != 0) return detail::io_failure("rename", tmp);
+  return detail::fsync_directory(file.parent_path());
 }
 
 }  // namespace sluice::storage

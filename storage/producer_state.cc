@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "base/logging.h"
+#include "storage/atomic_file.h"
 #include "storage/byte_order.h"
 #include "storage/crc32c.h"
 #include "storage/errc.h"
@@ -355,37 +356,13 @@ sluice::result<std::map<int64_t, producer_state_entry>> producer_state_manager::
 
 sluice::result<void> producer_state_manager::take_snapshot() {
   const auto bytes = encode_snapshot();
-  const auto file = snapshot_path(map_end_offset_);
-  const auto tmp = std::filesystem::path(file.string() + ".tmp");
-  auto io = [&](const char* what) {
-    return make_error(errc::io_error, std::string(what) + " " + tmp.string() + ": " + std::strerror(errno));
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io("open");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto e = io("write");
-      ::close(fd);
-      return e;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    auto e = io("fsync");
-    ::close(fd);
-    return e;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), file.c_str()) != 0) return io("rename");
+  // A snapshot that cannot be written for a full disk leaves the older ones, from which a restart replays more of
+  // the log; any other failure fails the dir (storage/atomic_file.h).
+  auto r = replace_file(snapshot_path(map_end_offset_),
+                        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        full_disk::keeps_old_file);
+  if (!r) return r;
   last_snapshot_offset_ = map_end_offset_;
-  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
   return {};
 }
 

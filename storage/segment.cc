@@ -119,7 +119,8 @@ sluice::result<void> segment::pread_exact(uint8_t* buf, size_t n, int64_t positi
   while (done < n) {
     const ssize_t r = ::pread(file_->fd(), buf + done, n - done, static_cast<off_t>(position + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return detail::io_error("read", log_path());
+    // A failed read fails the log dir (Kafka: an IOException while reading takes the dir offline).
+    if (r < 0) return detail::io_failure("read", log_path());
     if (r == 0) return make_error(errc::corrupt_message, "unexpected end of " + log_path().string());
     done += static_cast<size_t>(r);
   }
@@ -162,7 +163,8 @@ sluice::result<void> segment::account_batch(const record_batch_header& h, int64_
 }
 
 sluice::result<void> segment::truncate_file(int64_t size) {
-  if (::ftruncate(file_->fd(), static_cast<off_t>(size)) != 0) return detail::io_error("truncate", log_path());
+  // A truncation that fails leaves records the log no longer owns (a follower's diverging tail): fail the dir.
+  if (::ftruncate(file_->fd(), static_cast<off_t>(size)) != 0) return detail::io_failure("truncate", log_path());
   size_ = size;
   return {};
 }
@@ -196,11 +198,18 @@ sluice::result<int64_t> segment::recover(int64_t from_position) {
   bytes_since_last_index_entry_ = 0;
 
   detail::scan_reader reader(file_->fd(), size_);
+  // A read that fails (EIO) is not a torn write: the bytes may all be there. Cutting the file there would
+  // destroy acknowledged records, so the scan stops, the dir fails and nothing is truncated.
+  auto unreadable = [&](int error, int64_t at) -> sluice::error {
+    errno = error;
+    return detail::io_failure("read at position " + std::to_string(at) + " of", log_path());
+  };
   int64_t pos = from_position;
   std::string problem;
   while (pos < size_) {
     const int64_t remaining = size_ - pos;
     const uint8_t* hp = reader.get(pos, static_cast<size_t>(std::min<int64_t>(remaining, record_batch_header_size)));
+    if (hp == nullptr && reader.error() != 0) return unreadable(reader.error(), pos);
     if (hp == nullptr || remaining < record_batch_header_size) {
       problem = "torn batch header";
       break;
@@ -216,6 +225,7 @@ sluice::result<int64_t> segment::recover(int64_t from_position) {
       break;
     }
     const uint8_t* bp = reader.get(pos, static_cast<size_t>(h.size_bytes()));
+    if (bp == nullptr && reader.error() != 0) return unreadable(reader.error(), pos);
     if (bp == nullptr) {
       problem = "read failed";
       break;
@@ -280,12 +290,14 @@ sluice::result<void> segment::load(bool index_files_existed) {
   bytes_since_last_index_entry_ = 0;
   if (from > 0) {
     auto h0 = read_header(0);
+    if (!h0 && h0.err().code == errc::io_error) return h0.err();
     if (!h0) return recover(0).ok() ? sluice::result<void>() : sluice::result<void>(h0.err());
     first_batch_timestamp_ = h0->max_timestamp;
   }
   int64_t pos = from;
   while (pos < size_) {
     auto h = read_header(pos);
+    if (!h && h.err().code == errc::io_error) return h.err();
     if (!h || h->magic != record_batch_magic_v2 || h->base_offset < next_offset_) {
       sluice::log::warn("storage: {}: bad batch header at {}, running full recovery", log_path().string(), pos);
       auto r = recover(0);

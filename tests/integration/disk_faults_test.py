@@ -7,10 +7,17 @@ Full disk (needs root to mount a tmpfs; skipped without it):
  - every acknowledged record is read back once, in order, and no refused one is there;
  - the tmpfs grows to 16 MiB ("space returns"): 100 more records are acknowledged;
  - after a restart (SIGTERM, exit 0) the log holds exactly the acknowledged records, in order.
-Failing fsync (tests/integration/fsync_fault_shim.c, LD_PRELOAD; a topic with flush.messages=1):
+Failing fsync (tests/integration/disk_fault_shim.c, LD_PRELOAD; a topic with flush.messages=1):
  - 300 records acknowledged; then fsync fails (EIO) from the next append on: the broker halts with exit status 1
    and says why (a log dir failure), without acknowledging the record whose fsync failed;
  - restarted without the shim: the log recovers and holds every acknowledged record, in order.
+Unreadable log at start-up (read(2)/pread(2) of the partition's files fail with EIO):
+ - 50 records acknowledged, a clean stop, a start with the fault: the broker refuses to start (a log dir failure)
+   and truncates nothing; started again without the fault, it serves all 50 records.
+Failing leader-epoch checkpoint (fsync of leader-epoch-checkpoint fails): the first append of a new partition,
+   which starts its epoch, is not acknowledged and the broker halts; after a restart the checkpoint is "0 0".
+Compaction swap interrupted (rename of the cleaned ".swap" segment fails): the broker halts instead of serving a
+   log with a hole; restarted without the fault, it finishes the swap and serves the latest value of every key.
 Only loopback addresses; bounded. Exit 0 pass, 1 fail, 77 skipped.
 """
 import argparse
@@ -129,32 +136,64 @@ def full_disk(binary, check):
     return True
 
 
+def wait_exit(broker, seconds):
+    """The broker's exit status once it exited within `seconds`, else None (it still runs)."""
+    deadline = time.monotonic() + seconds
+    while broker.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    rc = broker.proc.poll()
+    if rc is not None:
+        broker.proc = None
+    return rc
+
+
+class faults:
+    """The shim's control file (disk_fault_shim.c): `set(lines)` arms the faults, `clear()` disarms them."""
+
+    def __init__(self, shim):
+        self.path = tempfile.mktemp(prefix="sluice-disk-faults-")
+        self.shim = shim
+        self.env_before = dict(os.environ)
+
+    def __enter__(self):
+        os.environ["LD_PRELOAD"] = self.shim
+        os.environ["SLUICE_TEST_DISK_FAULTS"] = self.path
+        return self
+
+    def set(self, *lines):
+        with open(self.path + ".new", "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        os.rename(self.path + ".new", self.path)
+
+    def clear(self):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def __exit__(self, *exc):
+        self.clear()
+        os.environ.clear()
+        os.environ.update(self.env_before)
+
+
 def failing_fsync(binary, shim, check):
-    trigger = tempfile.mktemp(prefix="sluice-fsync-fail-")
     broker = h.Broker(binary, {"offsets.topic.num.partitions": "1"})
     env_before = dict(os.environ)
+    trigger = faults(shim)
     ok = False
     try:
-        os.environ["LD_PRELOAD"] = shim
-        os.environ["SLUICE_TEST_FSYNC_FAIL_FILE"] = trigger
+        trigger.__enter__()
         broker.start()
         create_topic(broker.bootstrap, "durable", {"flush.messages": "1"})
         acked, failed = produce(broker.bootstrap, "durable", [b"rec-%05d" % n for n in range(300)])
         check.eq((len(acked), failed), (300, []), "fsync ok: records acknowledged")
-        open(trigger, "w").close()  # from now on every fsync fails
+        trigger.set("fsync /")  # from now on every fsync fails
         acked_after, failed_after = produce(broker.bootstrap, "durable", [b"lost-00000"], timeout=20)
         check.eq(acked_after, [], "the record whose fsync failed is not acknowledged")
-        deadline = time.monotonic() + 15
-        while broker.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        rc = broker.proc.poll()
+        rc = wait_exit(broker, 15)
         check.eq(rc, 1, "the broker halts (exit status 1) after a failed fsync")
-        if rc is not None:
-            broker.proc = None
         log = broker.log_text()
         check.true("log dir failure" in log and "fsync" in log, "the broker log names the failed fsync")
-        os.environ.pop("LD_PRELOAD", None)
-        os.environ.pop("SLUICE_TEST_FSYNC_FAIL_FILE", None)
+        trigger.__exit__()
         if broker.proc is None:
             broker.start()
             got = read_all(broker.bootstrap, "durable")
@@ -166,20 +205,140 @@ def failing_fsync(binary, shim, check):
             check.eq(broker.stop(), 0, "exit status on SIGTERM after the restart")
         ok = check.ok()
     finally:
+        trigger.clear()
         os.environ.clear()
         os.environ.update(env_before)
         if not ok:
             print("---- broker log (failing fsync) ----")
             print(broker.log_text()[-6000:])
         broker.close()
-        if os.path.exists(trigger):
-            os.unlink(trigger)
+
+
+def start_refused(broker, seconds=15):
+    """Starts `broker` expecting it to stop by itself: its exit status (None: it kept running)."""
+    try:
+        broker.start()
+    except RuntimeError as e:
+        text = str(e)
+        return int(text.split()[3]) if text.startswith("broker exited with") else None
+    return wait_exit(broker, seconds)
+
+
+def unreadable_log(binary, shim, check):
+    broker = h.Broker(binary, {"offsets.topic.num.partitions": "1"})
+    ok = False
+    with faults(shim) as f:
+        try:
+            broker.start()
+            create_topic(broker.bootstrap, "unreadable", {})
+            values = [b"kept-%03d" % n for n in range(50)]
+            acked, _ = produce(broker.bootstrap, "unreadable", values)
+            check.eq(acked, values, "unreadable log: 50 records acknowledged")
+            check.eq(broker.stop(), 0, "unreadable log: clean stop")
+            f.set("read /unreadable-0/")
+            rc = start_refused(broker)
+            check.eq(rc, 1, "unreadable log: the broker refuses to start (exit status 1)")
+            log = broker.log_text()
+            check.true("log dir failure" in log and "unreadable-0" in log, "unreadable log: the broker log names the "
+                                                                          "failed read")
+            check.true("truncating" not in log, "unreadable log: nothing was truncated")
+            size = os.path.getsize(os.path.join(broker.data_dir, "unreadable-0", "%020d.log" % 0))
+            check.true(size > 50 * 8, "unreadable log: the segment keeps its %d bytes" % size)
+            f.clear()
+            if broker.proc is None:
+                broker.start()
+            check.eq(read_all(broker.bootstrap, "unreadable"), values, "unreadable log: after the fault, every record")
+            check.eq(broker.stop(), 0, "unreadable log: exit status on SIGTERM")
+            ok = check.ok()
+        finally:
+            if not ok:
+                print("---- broker log (unreadable log) ----")
+                print(broker.log_text()[-6000:])
+            broker.close()
+
+
+def failing_epoch_checkpoint(binary, shim, check):
+    broker = h.Broker(binary, {"offsets.topic.num.partitions": "1"})
+    ok = False
+    with faults(shim) as f:
+        try:
+            broker.start()
+            create_topic(broker.bootstrap, "epochs", {})
+            f.set("fsync /epochs-0/leader-epoch-checkpoint")
+            acked, _ = produce(broker.bootstrap, "epochs", [b"first"], timeout=20)
+            check.eq(acked, [], "epoch checkpoint: the append that starts the epoch is not acknowledged")
+            check.eq(wait_exit(broker, 15), 1, "epoch checkpoint: the broker halts (exit status 1)")
+            f.clear()
+            if broker.proc is None:
+                broker.start()
+            acked, _ = produce(broker.bootstrap, "epochs", [b"a", b"b"])
+            check.eq(len(acked), 2, "epoch checkpoint: appends acknowledged after the restart")
+            got = read_all(broker.bootstrap, "epochs")
+            check.true(got in ([b"a", b"b"], [b"first", b"a", b"b"]), "epoch checkpoint: the log after the restart "
+                                                                      "(%r)" % got)
+            checkpoint = os.path.join(broker.data_dir, "epochs-0", "leader-epoch-checkpoint")
+            text = open(checkpoint).read() if os.path.exists(checkpoint) else "(no file)"
+            check.eq(text.split("\n")[2:3], ["0 0"], "epoch checkpoint: epoch 0 starts at offset 0 (%r)" % text)
+            check.eq(broker.stop(), 0, "epoch checkpoint: exit status on SIGTERM")
+            ok = check.ok()
+        finally:
+            if not ok:
+                print("---- broker log (epoch checkpoint) ----")
+                print(broker.log_text()[-6000:])
+            broker.close()
+
+
+def interrupted_swap(binary, shim, check):
+    broker = h.Broker(binary, {"offsets.topic.num.partitions": "1", "log.cleaner.backoff.ms": "300"})
+    ok = False
+    with faults(shim) as f:
+        try:
+            broker.start()
+            create_topic(broker.bootstrap, "compacted", {"cleanup.policy": "compact", "segment.ms": "100",
+                                                         "min.cleanable.dirty.ratio": "0.01"})
+            f.set("rename .log.swap")
+            from confluent_kafka import Producer
+            p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
+            acked = []
+            for n in range(60):
+                key, value = b"key-%02d" % (n % 30), b"value-%03d" % n
+                p.produce("compacted", key=key, value=value, partition=0,
+                          on_delivery=lambda err, msg: acked.append(msg.key()) if err is None else None)
+                p.flush(10)
+                time.sleep(0.03)
+                if not broker.alive():
+                    break
+            check.eq(wait_exit(broker, 20), 1, "compaction swap: the broker halts (exit status 1) when the swap "
+                                               "cannot finish")
+            check.true("compaction swap interrupted" in broker.log_text(), "compaction swap: the log says why")
+            if broker.proc is not None:
+                broker.stop()
+            f.clear()
+            broker.start()
+            got = read_all(broker.bootstrap, "compacted")
+            check.true(len(got) >= 1, "compaction swap: records after the restart (%d)" % len(got))
+            # Every acknowledged key's latest acknowledged value is there after the restart finished the swap.
+            newest = {}
+            for n in range(60):
+                key = b"key-%02d" % (n % 30)
+                if n < len(acked):
+                    newest[key] = b"value-%03d" % n
+            missing = [v for v in newest.values() if v not in got]
+            check.eq(missing, [], "compaction swap: the latest acknowledged value of every key")
+            check.true("interrupted compaction swap" in broker.log_text(), "compaction swap: the restart finished it")
+            check.eq(broker.stop(), 0, "compaction swap: exit status on SIGTERM")
+            ok = check.ok()
+        finally:
+            if not ok:
+                print("---- broker log (compaction swap) ----")
+                print(broker.log_text()[-6000:])
+            broker.close()
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--broker", default=os.environ.get("SLUICE_BINARY"))
-    ap.add_argument("--shim", required=True, help="fsync_fault_shim.so")
+    ap.add_argument("--shim", required=True, help="disk_fault_shim.so")
     args = ap.parse_args()
     if not args.broker or not os.path.exists(args.broker):
         print("SKIP: no broker binary")
@@ -191,6 +350,9 @@ def main():
         return 77
     check = h.Checker()
     failing_fsync(args.broker, args.shim, check)
+    unreadable_log(args.broker, args.shim, check)
+    failing_epoch_checkpoint(args.broker, args.shim, check)
+    interrupted_swap(args.broker, args.shim, check)
     ran_full = full_disk(args.broker, check) if os.geteuid() == 0 else False
     if not ran_full:
         print("note: the full-disk part did not run (not root, or no tmpfs)")
