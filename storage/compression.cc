@@ -110,6 +110,13 @@ bool snappy_raw_append(std::span<const uint8_t> block, std::vector<uint8_t>& out
     err = too_large(compression_codec::snappy, max_out);
     return false;
   }
+  // The length is the block's own claim: check the block decodes to exactly that many bytes (a walk over its
+  // tags, O(block size), writing nothing) before allocating them. Else a few hundred bytes claiming 256 MiB
+  // made the broker allocate and zero that much per block before the decoder refused it (found by fuzzing).
+  if (!snappy::IsValidCompressedBuffer(src, block.size())) {
+    err = corrupt(compression_codec::snappy, "bad block");
+    return false;
+  }
   const size_t at = out.size();
   out.resize(at + n);
   if (!snappy::RawUncompress(src, block.size(), reinterpret_cast<char*>(out.data() + at))) {
