@@ -657,10 +657,13 @@ def parse_observations(path):
     return obs
 
 
-def check_schedule(final, acked, observed, partitions):
-    """The Jepsen-style checks of one schedule; returns a dict of counts and examples."""
-    r = {"acked": len(acked), "lost": 0, "moved": 0, "duplicates": 0, "reordered": 0, "uncommitted": 0,
+def check_schedule(final, acked, observed, partitions, producers=None):
+    """The Jepsen-style checks of one schedule; returns a dict of counts and examples. `producers`: {partition:
+    {offset: (producer id, producer epoch, base sequence)}} from the leader's log (wire.batch_producers), to tell a
+    record the client re-sent under a bumped producer epoch (`resent`) from a duplicate the broker let through."""
+    r = {"acked": len(acked), "lost": 0, "moved": 0, "duplicates": 0, "resent": 0, "reordered": 0, "uncommitted": 0,
          "examples": []}
+    producers = producers or {}
     where = {}
     for p in range(partitions):
         for o, v in final[p].items():
@@ -674,17 +677,33 @@ def check_schedule(final, acked, observed, partitions):
             if len(r["examples"]) < 20:
                 r["examples"].append("lost: %s acked at %d/%d, final log has %r there, value found at %s" %
                                      (v, p, o, final.get(p, {}).get(o), where.get(v)))
-    # duplicates: a value stored more than once (idempotent producers: no duplicate is allowed).
+    # duplicates: a value stored more than once. Within one producer epoch the broker must refuse the second copy
+    # (KIP-98). A copy under a higher epoch of the same producer id is the client's own re-send: librdkafka bumps
+    # the epoch after an in-flight request timed out (KIP-360) and sends the possibly persisted batches again with
+    # new sequence numbers, which no broker can match with the first copy (Kafka neither). Counted as `resent`.
+    resent_at = set()
     for v, locs in where.items():
         if len(locs) > 1:
-            r["duplicates"] += len(locs) - 1
+            locs = sorted(locs)
+            first = producers.get(locs[0][0], {}).get(locs[0][1])
+            later = [producers.get(p, {}).get(o) for p, o in locs[1:]]
+            if first is not None and all(x is not None and x[0] == first[0] and x[1] > first[1] for x in later):
+                r["resent"] += len(locs) - 1
+                resent_at.update(locs[1:])
+                kind = "re-sent under a new producer epoch"
+            else:
+                r["duplicates"] += len(locs) - 1
+                kind = "duplicate"
             if len(r["examples"]) < 20:
-                r["examples"].append("duplicate: %s at %s" % (v, locs))
+                r["examples"].append("%s: %s at %s (producer id, epoch, sequence: %s)" %
+                                     (kind, v, locs, [producers.get(p, {}).get(o) for p, o in locs]))
     # reordering: per producer and partition, the sequence numbers must grow with the offset.
     for p in range(partitions):
         last = {}
         for o in sorted(final[p]):
             v = final[p][o]
+            if (p, o) in resent_at:
+                continue  # the client's re-send: out of its place by nature
             prefix, _, seq = v.rpartition("-")
             if not seq.isdigit():
                 continue
@@ -755,7 +774,7 @@ def run_schedule(args, net, index, sseed, counts, python):
     cluster = Cluster(net, args.broker, root)
     workers = []
     result = {"seed": sseed, "acked": 0, "lost": 0, "divergent": 0, "uncommitted": 0, "duplicates": 0,
-              "reordered": 0, "problems": [], "examples": []}
+              "resent": 0, "reordered": 0, "problems": [], "examples": []}
     events = []
     try:
         cluster.start()
@@ -856,13 +875,18 @@ def run_schedule(args, net, index, sseed, counts, python):
             unfinished += u_
             fatal += x_
         observed = parse_observations(cons_out)
-        r = check_schedule(final, acked, observed, args.partitions)
+        producers = {}
+        for p in range(args.partitions):
+            if layout.get(p) and layout[p][0] is not None:
+                d = os.path.join(cluster.root, "b%d" % layout[p][0], "data", "%s-%d" % (TOPIC, p))
+                producers[p] = wire.batch_producers(wire.partition_log_bytes(d))
+        r = check_schedule(final, acked, observed, args.partitions, producers)
         if all(layout[p][0] is not None for p in layout):
             div, div_examples = check_divergence(cluster, args.partitions, layout, hws)
         else:
             div, div_examples = 0, ["divergence not checked: a partition without leader"]
             result["problems"].append(div_examples[0])
-        result.update({k: r[k] for k in ("acked", "lost", "duplicates", "reordered", "uncommitted")})
+        result.update({k: r[k] for k in ("acked", "lost", "duplicates", "resent", "reordered", "uncommitted")})
         result["divergent"] = div
         result["examples"] = r["examples"] + div_examples
         log("  schedule %d: sent %d, acked %d, failed %d (%s), unfinished %d, producer restarts %d, observed %d, "
@@ -884,9 +908,10 @@ def run_schedule(args, net, index, sseed, counts, python):
     bad = result["lost"] or result["divergent"] or result["uncommitted"] or result["duplicates"] or \
         result["reordered"]
     log("  schedule %d (seed %d): acked %d, lost %d, divergent %d, uncommitted reads %d, duplicates %d, "
-        "reordered %d%s" % (index, sseed, result["acked"], result["lost"], result["divergent"], result["uncommitted"],
-                           result["duplicates"], result["reordered"],
-                           "; problems: " + "; ".join(result["problems"]) if result["problems"] else ""))
+        "reordered %d, re-sent by the client under a new producer epoch %d%s" %
+        (index, sseed, result["acked"], result["lost"], result["divergent"], result["uncommitted"],
+         result["duplicates"], result["reordered"], result["resent"],
+         "; problems: " + "; ".join(result["problems"]) if result["problems"] else ""))
     for ex in result["examples"][:25]:
         log("    " + ex)
     if bad or result["problems"]:
@@ -1014,7 +1039,7 @@ def main():
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, on_signal)
 
-    totals = {"acked": 0, "lost": 0, "divergent": 0, "uncommitted": 0, "duplicates": 0, "reordered": 0}
+    totals = {"acked": 0, "lost": 0, "divergent": 0, "uncommitted": 0, "duplicates": 0, "reordered": 0, "resent": 0}
     counts = {}
     failing = []
     problems = 0
@@ -1040,8 +1065,8 @@ def main():
     finally:
         cleanup()
     log("faults applied: " + ", ".join("%s %d" % (k, counts.get(k, 0)) for k in FAULT_KINDS))
-    print("duplicates: %d, reordered: %d, schedules with harness problems: %d" %
-          (totals["duplicates"], totals["reordered"], problems))
+    print("duplicates: %d, reordered: %d, re-sent by the client under a new producer epoch: %d, schedules with "
+          "harness problems: %d" % (totals["duplicates"], totals["reordered"], totals["resent"], problems))
     for s in failing:
         print("FAILED seed %d: %s" % (s, reproduce_command(args, s)))
     print("partitions: %d schedules, %d acked, %d lost, %d divergent, %d uncommitted reads" %

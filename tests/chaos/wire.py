@@ -123,3 +123,20 @@ def prefix_below(data, hw):
         pos += 12 + length
         end_offset = base + last_delta + 1
     return pos, end_offset
+
+
+def batch_producers(data):
+    """{offset: (producer id, producer epoch, base sequence)} for every offset of the v2 batches of `data` (producer
+    fields at byte 43: producerId int64, producerEpoch int16, baseSequence int32). Stops at a torn batch."""
+    out = {}
+    pos = 0
+    while pos + 61 <= len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        if length < 49 or pos + 12 + length > len(data):
+            break
+        last_delta = struct.unpack_from(">i", data, pos + 23)[0]
+        producer = struct.unpack_from(">qhi", data, pos + 43)
+        for offset in range(base, base + last_delta + 1):
+            out[offset] = producer
+        pos += 12 + length
+    return out
