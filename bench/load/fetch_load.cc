@@ -48,8 +48,12 @@ asio::awaitable<void> run_fetch(std::shared_ptr<kafka_connection> conn, load_thr
   const auto& opts = run.opts;
   int16_t version = 4;
   try {
-    co_await conn->connect();
-    co_await conn->negotiate();
+    // GCC 12: each awaitable is built before its co_await (temporaries of a co_await full-expression are destroyed
+    // twice).
+    auto connecting = conn->connect();
+    co_await std::move(connecting);
+    auto negotiating = conn->negotiate();
+    co_await std::move(negotiating);
     // Fetch v4 is Kafka 4.0's oldest (KIP-896); v13+ names topics by id (KIP-516).
     auto v = conn->pick(protocol::api_key::fetch, 4, 18);
     if (v && *v >= 13 && layout.topic_id.is_zero()) v = 12;
@@ -63,7 +67,8 @@ asio::awaitable<void> run_fetch(std::shared_ptr<kafka_connection> conn, load_thr
   std::vector<partition_position> positions;
   for (int32_t p : plan.partitions) positions.push_back({p, opts.fetch_offset});
   run.ready.fetch_add(1);
-  co_await thread.wait_start();
+  auto starting = thread.wait_start();
+  co_await std::move(starting);
   auto& c = thread.counters;
   const auto& times = run.times;
   try {
@@ -90,7 +95,8 @@ asio::awaitable<void> run_fetch(std::shared_ptr<kafka_connection> conn, load_thr
       }
       if (t.partitions.empty()) break;  // every partition read to its high watermark
       const auto sent = load_clock::now();
-      auto resp = co_await conn->call<protocol::fetch_response>(req, version);
+      auto calling = conn->call<protocol::fetch_response>(req, version);
+      auto resp = co_await std::move(calling);
       const auto done = load_clock::now();
       const bool counted = done >= times.warmup_end;
       if (resp.error_code != protocol::error_code::none) {

@@ -17,8 +17,9 @@ void kafka_connection::fail(const std::string& what) const { throw load_error(ad
 asio::awaitable<void> kafka_connection::connect() {
   tcp::resolver resolver(socket_.get_executor());
   boost::system::error_code ec;
-  auto endpoints = co_await resolver.async_resolve(address_.host, std::to_string(address_.port),
-                                                   asio::redirect_error(asio::use_awaitable, ec));
+  const std::string port = std::to_string(address_.port);
+  auto resolving = resolver.async_resolve(address_.host, port, asio::redirect_error(asio::use_awaitable, ec));
+  auto endpoints = co_await std::move(resolving);
   if (ec) fail("resolve: " + ec.message());
   co_await asio::async_connect(socket_, endpoints, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) fail("connect: " + ec.message());
@@ -30,8 +31,13 @@ asio::awaitable<void> kafka_connection::negotiate() {
   req.client_software_name = "sluice-load";
   req.client_software_version = "1";
   const int32_t corr = next_correlation_id();
-  co_await write(protocol::encode_request(corr, 3, client_id_, req).bytes);
-  auto body = co_await read_frame();
+  // GCC 12: each awaitable is built before its co_await (temporaries of a co_await full-expression are destroyed
+  // twice), and the frame outlives the write.
+  const auto frame = protocol::encode_request(corr, 3, client_id_, req);
+  auto writing = write(frame.bytes);
+  co_await std::move(writing);
+  auto reading = read_frame();
+  auto body = co_await std::move(reading);
   // The error code is the first field of every version: peek at it to choose the version of the body (KIP-511).
   int16_t version = 3;
   if (body.size() >= 6 && ((body[4] << 8) | body[5]) == static_cast<int>(protocol::error_code::unsupported_version))

@@ -67,8 +67,11 @@ class kafka_connection {
   template <class Resp, class Req>
   boost::asio::awaitable<Resp> call(const Req& request, int16_t version) {
     const int32_t corr = next_correlation_id();
-    co_await write(protocol::encode_request(corr, version, client_id_, request).bytes);
-    auto body = co_await read_frame();
+    const auto frame = protocol::encode_request(corr, version, client_id_, request);
+    auto writing = write(frame.bytes);  // GCC 12: awaitables built before their co_await
+    co_await std::move(writing);
+    auto reading = read_frame();
+    auto body = co_await std::move(reading);
     co_return decode_response<Resp>(body, corr, version);
   }
 

@@ -48,23 +48,32 @@ class produce_connection : public std::enable_shared_from_this<produce_connectio
   asio::awaitable<void> run() {
     auto self = shared_from_this();
     try {
-      co_await conn_.connect();
-      co_await conn_.negotiate();
+      // GCC 12: each awaitable is built before its co_await (temporaries of a co_await full-expression are
+      // destroyed twice).
+      auto connecting = conn_.connect();
+      co_await std::move(connecting);
+      auto negotiating = conn_.negotiate();
+      co_await std::move(negotiating);
       prepare();
     } catch (const std::exception& e) {
       run_.note_failure(e.what());
       co_return;
     }
     run_.ready.fetch_add(1);
-    co_await thread_.wait_start();
+    auto starting = thread_.wait_start();
+    co_await std::move(starting);
     if (opts_.acks != 0) asio::co_spawn(thread_.io, read_responses(), asio::detached);
     try {
-      co_await send_loop();
+      auto sending = send_loop();
+      co_await std::move(sending);
     } catch (const std::exception& e) {
       fail(e.what());
     }
     sending_done_ = true;
-    if (opts_.acks != 0) co_await drain();
+    if (opts_.acks != 0) {
+      auto draining = drain();
+      co_await std::move(draining);
+    }
     conn_.close();
   }
 
@@ -144,7 +153,10 @@ class produce_connection : public std::enable_shared_from_this<produce_connectio
         break;
       }
       if (opts_.acks != 0)
-        while (pending_.size() >= window && !broken_) co_await wait_wake(load_clock::time_point::max());
+        while (pending_.size() >= window && !broken_) {
+          auto waiting = wait_wake(load_clock::time_point::max());
+          co_await std::move(waiting);
+        }
       if (broken_) break;
       const auto now = load_clock::now();
       if (!fixed_rate && now >= times.deadline) break;
@@ -183,7 +195,8 @@ class produce_connection : public std::enable_shared_from_this<produce_connectio
     auto self = shared_from_this();
     try {
       while (!(sending_done_ && pending_.empty())) {
-        auto body = co_await conn_.read_frame();
+        auto reading = conn_.read_frame();
+        auto body = co_await std::move(reading);
         const auto done = load_clock::now();
         if (pending_.empty()) conn_.fail("a Produce response without a request in flight");
         const in_flight req = pending_.front();
@@ -217,14 +230,20 @@ class produce_connection : public std::enable_shared_from_this<produce_connectio
   // Waits for the responses still in flight, up to drain_timeout.
   asio::awaitable<void> drain() {
     const auto until = load_clock::now() + drain_timeout;
-    while (!reader_done_ && !pending_.empty() && load_clock::now() < until) co_await wait_wake(until);
+    while (!reader_done_ && !pending_.empty() && load_clock::now() < until) {
+      auto waiting = wait_wake(until);
+      co_await std::move(waiting);
+    }
     if (!pending_.empty()) {
       thread_.counters.unanswered += static_cast<int64_t>(pending_.size());
       pending_.clear();
     }
     closing_ = true;
     conn_.close();
-    while (!reader_done_) co_await wait_wake(load_clock::now() + 100ms);
+    while (!reader_done_) {
+      auto waiting = wait_wake(load_clock::now() + 100ms);
+      co_await std::move(waiting);
+    }
   }
 
   void fail(const std::string& what) {

@@ -26,9 +26,13 @@ asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
 
 asio::awaitable<std::unique_ptr<kafka_connection>> open(asio::io_context& io, const broker_address& a,
                                                         const std::string& client_id) {
+  // GCC 12: each awaitable is built before its co_await (temporaries of a co_await full-expression are destroyed
+  // twice).
   auto c = std::make_unique<kafka_connection>(io, a, client_id);
-  co_await c->connect();
-  co_await c->negotiate();
+  auto connecting = c->connect();
+  co_await std::move(connecting);
+  auto negotiating = c->negotiate();
+  co_await std::move(negotiating);
   co_return c;
 }
 
@@ -41,7 +45,8 @@ asio::awaitable<protocol::metadata_response> ask_metadata(kafka_connection& c, c
   t.name = topic;
   req.topics = std::vector{t};
   req.allow_auto_topic_creation = false;
-  co_return co_await c.call<protocol::metadata_response>(req, *v);
+  auto calling = c.call<protocol::metadata_response>(req, *v);
+  co_return co_await std::move(calling);
 }
 
 asio::awaitable<void> create_topic(kafka_connection& c, const load_options& opts) {
@@ -54,7 +59,8 @@ asio::awaitable<void> create_topic(kafka_connection& c, const load_options& opts
   t.replication_factor = opts.replication_factor;
   req.topics.push_back(t);
   req.timeout_ms = 30000;
-  auto resp = co_await c.call<protocol::create_topics_response>(req, *v);
+  auto calling = c.call<protocol::create_topics_response>(req, *v);
+  auto resp = co_await std::move(calling);
   for (const auto& r : resp.topics)
     if (r.error_code != protocol::error_code::none && r.error_code != protocol::error_code::topic_already_exists)
       c.fail("CreateTopics " + opts.topic + ": " + std::string(protocol::error_name(r.error_code)) + " " +
@@ -66,7 +72,8 @@ asio::awaitable<void> discover(asio::io_context& io, const load_options& opts, t
   std::string errors;
   for (const auto& b : opts.bootstrap) {
     try {
-      c = co_await open(io, b, opts.client_id);
+      auto opening = open(io, b, opts.client_id);
+      c = co_await std::move(opening);
       break;
     } catch (const load_error& e) {
       errors += std::string(errors.empty() ? "" : "; ") + e.what();
@@ -75,7 +82,8 @@ asio::awaitable<void> discover(asio::io_context& io, const load_options& opts, t
   if (!c) throw load_error("no bootstrap broker reachable: " + errors);
   out.topic = opts.topic;
   for (;;) {
-    auto md = co_await ask_metadata(*c, opts.topic);
+    auto asking = ask_metadata(*c, opts.topic);
+    auto md = co_await std::move(asking);
     out.brokers.clear();
     for (const auto& b : md.brokers) out.brokers[b.node_id] = broker_address{b.host, static_cast<uint16_t>(b.port)};
     const protocol::metadata_response::metadata_response_topic* topic = nullptr;
@@ -90,14 +98,18 @@ asio::awaitable<void> discover(asio::io_context& io, const load_options& opts, t
         // Admin requests go to the controller (Kafka's AdminClient); a KRaft broker forwards them anyway.
         auto ctl = out.brokers.find(md.controller_id);
         if (ctl != out.brokers.end() && ctl->second.text() != c->address().text()) {
-          auto cc = co_await open(io, ctl->second, opts.client_id);
-          co_await create_topic(*cc, opts);
+          auto opening = open(io, ctl->second, opts.client_id);
+          auto cc = co_await std::move(opening);
+          auto creating = create_topic(*cc, opts);
+          co_await std::move(creating);
         } else {
-          co_await create_topic(*c, opts);
+          auto creating = create_topic(*c, opts);
+          co_await std::move(creating);
         }
         out.created = true;
       }
-      co_await sleep_for(100ms);
+      auto sleeping = sleep_for(100ms);
+      co_await std::move(sleeping);
       continue;
     }
     // LEADER_NOT_AVAILABLE right after creation: wait.
@@ -118,7 +130,8 @@ asio::awaitable<void> discover(asio::io_context& io, const load_options& opts, t
       out.topic_id = topic->topic_id;
       co_return;
     }
-    co_await sleep_for(100ms);
+    auto sleeping = sleep_for(100ms);
+    co_await std::move(sleeping);
   }
 }
 
