@@ -293,6 +293,12 @@ class Capacity:
         vals = {label: [v for v in (key(r) for r in rs) if v is not None] for label, rs in results.items()}
         self.rows.append((name, unit, vals, errs))
 
+    def add_rate_and_cpu(self, base, results, errs):
+        """The rows every set has: `<base>_throughput` (records/s) and `<base>_cpu_per_million` (broker CPU)."""
+        self.add(base + "_throughput", "records/s", results, errs, lambda r: r.get("records_per_s"))
+        self.add(base + "_cpu_per_million", "broker CPU s per 10^6 records", results, errs,
+                 lambda r: r.get("broker_cpu_per_million"))
+
     def add_values(self, name, unit, vals):
         self.rows.append((name, unit, vals, {}))
 
@@ -325,9 +331,7 @@ class Capacity:
                     self.delete(side, topic)
                     return r
                 res, errs = self.alternate(sides, max_rate, base + " max rate")
-                self.add(base + "_throughput", "records/s", res, errs, lambda r: r.get("records_per_s"))
-                self.add(base + "_cpu_per_million", "broker CPU s per 10^6 records", res, errs,
-                         lambda r: r.get("broker_cpu_per_million"))
+                self.add_rate_and_cpu(base, res, errs)
                 self.add(base + "_client_cpu_per_million", "sluice_load CPU s per 10^6 records", res, errs,
                          lambda r: r.get("client_cpu_per_million"))
                 self.add(base + "_p99_ms_at_max_rate", "ms", res, errs, lambda r: lat_ms(r, "p99"))
@@ -374,9 +378,7 @@ class Capacity:
                 self.delete(side, topic)
                 return r
             res, errs = self.alternate(sides, read, "%s (%d records)" % (base, n))
-            self.add(base + "_throughput", "records/s", res, errs, lambda r: r.get("records_per_s"))
-            self.add(base + "_cpu_per_million", "broker CPU s per 10^6 records", res, errs,
-                     lambda r: r.get("broker_cpu_per_million"))
+            self.add_rate_and_cpu(base, res, errs)
             self.add(base + "_client_cpu_per_million", "sluice_load CPU s per 10^6 records", res, errs,
                      lambda r: r.get("client_cpu_per_million"))
 
@@ -409,9 +411,7 @@ class Capacity:
                         self.delete(side, topic)
                     return r
                 res, errs = self.alternate(sides, produce, base)
-                self.add(base + "_throughput", "records/s", res, errs, lambda r: r.get("records_per_s"))
-                self.add(base + "_cpu_per_million", "broker CPU s per 10^6 records", res, errs,
-                         lambda r: r.get("broker_cpu_per_million"))
+                self.add_rate_and_cpu(base, res, errs)
                 self.add(base + "_p999_ms", "ms", res, errs, lambda r: r.get("p999_ms"))
                 if acks != self.acks[0]:  # the consumer test reads what the first acks value's runs wrote
                     continue
@@ -428,9 +428,7 @@ class Capacity:
                     self.delete(side, topic)
                     return r
                 res, errs = self.alternate(sides, consume, cbase)
-                self.add(cbase + "_throughput", "records/s", res, errs, lambda r: r.get("records_per_s"))
-                self.add(cbase + "_cpu_per_million", "broker CPU s per 10^6 records", res, errs,
-                         lambda r: r.get("broker_cpu_per_million"))
+                self.add_rate_and_cpu(cbase, res, errs)
 
     # the whole ----------------------------------------------------------------------------------
 

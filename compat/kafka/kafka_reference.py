@@ -120,7 +120,24 @@ def random_cluster_id():
 # The node
 
 
-class KafkaReference:
+class _StartedInWith:
+    """`with X(...) as x:` starts x (closing it, kept for a look, when the start fails) and closes it at the end
+    (kept when the block raised). For classes with start() and close(failed)."""
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close(failed=True)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(failed=exc_type is not None and not issubclass(exc_type, KeyboardInterrupt))
+        return False
+
+
+class KafkaReference(_StartedInWith):
     """One Kafka 4.4.0 KRaft node (broker+controller) on free loopback ports, in a temp dir.
 
     Duck-types tests/integration/sluice_harness.Broker where the compat runners use it:
@@ -311,20 +328,8 @@ class KafkaReference:
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close(failed=True)
-            raise
-        return self
 
-    def __exit__(self, exc_type, exc, tb):
-        self.close(failed=exc_type is not None and not issubclass(exc_type, KeyboardInterrupt))
-        return False
-
-
-class KafkaCluster:
+class KafkaCluster(_StartedInWith):
     """`size` Kafka 4.4.0 KRaft nodes (each broker+controller, node.id 1..size) forming one quorum
     with a static voter set, on free loopback ports, one temp dir per node.
 
@@ -393,18 +398,6 @@ class KafkaCluster:
             pass
         for n in self.nodes:
             n.close(failed)
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close(failed=True)
-            raise
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        self.close(failed=exc_type is not None and not issubclass(exc_type, KeyboardInterrupt))
-        return False
 
 
 # ---------------------------------------------------------------------------------------------
