@@ -35,7 +35,7 @@ TEST(topic_id_text, base64_round_trip_is_22_chars) {
 
 TEST_F(embedded_store_test, topics_and_cluster_id_survive_reopen) {
   std::string cluster;
-  topic_assignment t{"orders", random_topic_id(), {{0}, {0}, {0}}, {{"retention.ms", "1000"}}};
+  topic_assignment t{"orders", random_topic_id(), {{0}, {0}, {0}}, {{"retention.ms", "1000"}}, {}, {}};
   {
     auto store = embedded_store::open(dir_);
     ASSERT_TRUE(store.ok()) << store.err().message;
@@ -45,7 +45,7 @@ TEST_F(embedded_store_test, topics_and_cluster_id_survive_reopen) {
     auto dup = (*store)->create_topic(t);
     ASSERT_FALSE(dup.ok());
     EXPECT_EQ(dup.err().code, errc::topic_exists);
-    ASSERT_TRUE((*store)->create_topic({"other", random_topic_id(), {{0}}, {}}).ok());
+    ASSERT_TRUE((*store)->create_topic({"other", random_topic_id(), {{0}}, {}, {}, {}}).ok());
     ASSERT_TRUE((*store)->delete_topic("other").ok());
     ASSERT_TRUE((*store)->add_partitions("orders", {{0}}).ok());
   }
@@ -107,7 +107,7 @@ TEST_F(embedded_store_test, is_a_single_node_cluster_view) {
   EXPECT_EQ(snap->controller_id, 7);
   ASSERT_EQ(snap->brokers.size(), 1u);
   EXPECT_EQ(snap->brokers.at(7).host, "localhost");
-  ASSERT_TRUE((*store)->create_topic({"t", random_topic_id(), {{7}, {7}}, {}}).ok());
+  ASSERT_TRUE((*store)->create_topic({"t", random_topic_id(), {{7}, {7}}, {}, {}, {}}).ok());
   snap = view.snapshot();
   ASSERT_NE(snap->state("t", 1), nullptr);
   EXPECT_EQ(snap->state("t", 1)->leader, 7);

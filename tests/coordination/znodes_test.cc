@@ -85,7 +85,7 @@ TEST(znodes, controller_and_epoch) {
 }
 
 TEST(znodes, topic_assignment_round_trip) {
-  topic_assignment t{"orders", random_topic_id(), {{1, 2, 3}, {2, 3, 1}}, {}};
+  topic_assignment t{"orders", random_topic_id(), {{1, 2, 3}, {2, 3, 1}}, {}, {}, {}};
   auto text = topic_znode::encode(t);
   auto o = json::parse(text).as_object();
   EXPECT_EQ(o.at("version").as_int64(), 3);
