@@ -158,6 +158,10 @@ class faults:
     def __enter__(self):
         os.environ["LD_PRELOAD"] = self.shim
         os.environ["SLUICE_TEST_DISK_FAULTS"] = self.path
+        # An ASan build (-DSLUICE_SANITIZE=address) wants its runtime first in the library list; the shim only
+        # forwards to the next definition (RTLD_NEXT), ASan's interceptors included, so the order does not matter.
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        os.environ["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
         return self
 
     def set(self, *lines):
