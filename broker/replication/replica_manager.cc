@@ -39,6 +39,10 @@ void replica_manager::stop() {
     fetchers_.clear();
   });
   isr_work_.reset();
+  // The ISR thread ends once the changes already submitted are stored (each bounded by the store's timeouts); join
+  // it here, as the broker object is never destroyed (main.cc), so that no thread is left unjoined at exit (TSan's
+  // "thread leak", which also turned the exit status into 66).
+  if (isr_thread_.joinable() && isr_thread_.get_id() != std::this_thread::get_id()) isr_thread_.join();
 }
 
 void replica_manager::stop_following() {
