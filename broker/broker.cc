@@ -99,7 +99,8 @@ result<void> broker::start() {
   storage::set_log_dir_failure_handler([](const std::filesystem::path& file, const std::string& reason) {
     log::error("log dir failure in {}: {}; halting the broker (exit 1): its data may not be durable", file.string(),
                reason);
-    log::shutdown();  // flushes the log
+    // No log::shutdown() here: other threads may still be logging, and destroying the logger under them is a race
+    // (TSan). The line is already out: the logger writes to stderr, which stdio never buffers.
     std::_Exit(1);
   });
   logs_ = std::make_unique<storage::log_manager>(config_.log_dirs, make_log_config(config_, {}),
