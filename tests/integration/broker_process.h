@@ -100,7 +100,10 @@ class broker_process {
     dir_ = buf.data();
     std::filesystem::create_directories(data_dir());
     port_ = pick_free_port();
+    // The kernel may hand out the port it just released again (it did: both listeners on 54369, "Address already in
+    // use"); a bounded retry keeps the two apart.
     http_port_ = pick_free_port();
+    for (int tries = 0; http_port_ == port_ && tries < 16; ++tries) http_port_ = pick_free_port();
     if (const char* k = std::getenv("SLUICE_KEEP_DATA"); k && *k) keep_ = true;
   }
 
