@@ -36,10 +36,20 @@ def run_in_venv(cache, script):
     os.execv(py, [py, os.path.abspath(script)] + sys.argv[1:])
 
 
+_ports_given = set()
+
+
 def pick_free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port that was free a moment ago, never one this process was given before: the kernel may hand
+    out a port it just released again, and two listeners of one test on the same port fail to start."""
+    for _ in range(32):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports_given:
+            break
+    _ports_given.add(port)
+    return port
 
 
 def wait_until(fn, timeout, step=0.1):
