@@ -181,41 +181,37 @@ class faults:
 
 def failing_fsync(binary, shim, check):
     broker = h.Broker(binary, {"offsets.topic.num.partitions": "1"})
-    env_before = dict(os.environ)
-    trigger = faults(shim)
     ok = False
-    try:
-        trigger.__enter__()
-        broker.start()
-        create_topic(broker.bootstrap, "durable", {"flush.messages": "1"})
-        acked, failed = produce(broker.bootstrap, "durable", [b"rec-%05d" % n for n in range(300)])
-        check.eq((len(acked), failed), (300, []), "fsync ok: records acknowledged")
-        trigger.set("fsync /")  # from now on every fsync fails
-        acked_after, failed_after = produce(broker.bootstrap, "durable", [b"lost-00000"], timeout=20)
-        check.eq(acked_after, [], "the record whose fsync failed is not acknowledged")
-        rc = wait_exit(broker, 15)
-        check.eq(rc, 1, "the broker halts (exit status 1) after a failed fsync")
-        log = broker.log_text()
-        check.true("log dir failure" in log and "fsync" in log, "the broker log names the failed fsync")
-        trigger.__exit__()
-        if broker.proc is None:
+    with faults(shim) as f:
+        try:
             broker.start()
-            got = read_all(broker.bootstrap, "durable")
-            check.true(got[:300] == acked, "after restart: every acknowledged record, in order (read %d)" % len(got))
-            check.true(len(got) in (300, 301), "after restart: nothing but the acknowledged records and the one in "
-                                               "doubt (read %d)" % len(got))
-            more, _ = produce(broker.bootstrap, "durable", [b"next-%03d" % n for n in range(50)])
-            check.eq(len(more), 50, "after restart: appends acknowledged")
-            check.eq(broker.stop(), 0, "exit status on SIGTERM after the restart")
-        ok = check.ok()
-    finally:
-        trigger.clear()
-        os.environ.clear()
-        os.environ.update(env_before)
-        if not ok:
-            print("---- broker log (failing fsync) ----")
-            print(broker.log_text()[-6000:])
-        broker.close()
+            create_topic(broker.bootstrap, "durable", {"flush.messages": "1"})
+            acked, failed = produce(broker.bootstrap, "durable", [b"rec-%05d" % n for n in range(300)])
+            check.eq((len(acked), failed), (300, []), "fsync ok: records acknowledged")
+            f.set("fsync /")  # from now on every fsync fails
+            acked_after, failed_after = produce(broker.bootstrap, "durable", [b"lost-00000"], timeout=20)
+            check.eq(acked_after, [], "the record whose fsync failed is not acknowledged")
+            rc = wait_exit(broker, 15)
+            check.eq(rc, 1, "the broker halts (exit status 1) after a failed fsync")
+            log = broker.log_text()
+            check.true("log dir failure" in log and "fsync" in log, "the broker log names the failed fsync")
+            f.clear()  # the shim passes every call through from here on
+            if broker.proc is None:
+                broker.start()
+                got = read_all(broker.bootstrap, "durable")
+                check.true(got[:300] == acked, "after restart: every acknowledged record, in order (read %d)" %
+                           len(got))
+                check.true(len(got) in (300, 301), "after restart: nothing but the acknowledged records and the one "
+                                                   "in doubt (read %d)" % len(got))
+                more, _ = produce(broker.bootstrap, "durable", [b"next-%03d" % n for n in range(50)])
+                check.eq(len(more), 50, "after restart: appends acknowledged")
+                check.eq(broker.stop(), 0, "exit status on SIGTERM after the restart")
+            ok = check.ok()
+        finally:
+            if not ok:
+                print("---- broker log (failing fsync) ----")
+                print(broker.log_text()[-6000:])
+            broker.close()
 
 
 def start_refused(broker, seconds=15):
@@ -303,11 +299,11 @@ def interrupted_swap(binary, shim, check):
             f.set("rename .log.swap")
             from confluent_kafka import Producer
             p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", "linger.ms": 0})
-            acked = []
+            newest = {}  # key -> its latest acknowledged value
             for n in range(60):
                 key, value = b"key-%02d" % (n % 30), b"value-%03d" % n
                 p.produce("compacted", key=key, value=value, partition=0,
-                          on_delivery=lambda err, msg: acked.append(msg.key()) if err is None else None)
+                          on_delivery=lambda err, msg: newest.update({msg.key(): msg.value()}) if err is None else None)
                 p.flush(10)
                 time.sleep(0.03)
                 if not broker.alive():
@@ -322,11 +318,6 @@ def interrupted_swap(binary, shim, check):
             got = read_all(broker.bootstrap, "compacted")
             check.true(len(got) >= 1, "compaction swap: records after the restart (%d)" % len(got))
             # Every acknowledged key's latest acknowledged value is there after the restart finished the swap.
-            newest = {}
-            for n in range(60):
-                key = b"key-%02d" % (n % 30)
-                if n < len(acked):
-                    newest[key] = b"value-%03d" % n
             missing = [v for v in newest.values() if v not in got]
             check.eq(missing, [], "compaction swap: the latest acknowledged value of every key")
             check.true("interrupted compaction swap" in broker.log_text(), "compaction swap: the restart finished it")
