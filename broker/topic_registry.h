@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/published.h"
 #include "broker/config.h"
 #include "broker/error_map.h"
 #include "broker/partition.h"
@@ -176,9 +177,9 @@ class topic_registry {
   /// (topic, partition) whose log drop_local_partition() is deleting (under change_mutex_): left out until done.
   std::set<std::pair<std::string, int32_t>> dropping_partitions_;
   int32_t self_id_ = -1;  // from the last sync()
-  std::atomic<std::shared_ptr<const topic_map>> topics_;
+  published<const topic_map> topics_;
   std::atomic<bool> cluster_mode_{false};
-  std::atomic<std::shared_ptr<const coordination::cluster_snapshot>> cluster_;
+  published<const coordination::cluster_snapshot> cluster_;
   std::mutex snapshot_waiters_mutex_;
   waiter_list snapshot_waiters_;  // under snapshot_waiters_mutex_
   deleted_listener on_deleted_;

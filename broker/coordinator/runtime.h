@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/logging.h"
+#include "base/published.h"
 #include "broker/coordinator/internal_log.h"
 #include "broker/partition.h"
 #include "broker/purgatory.h"
@@ -378,7 +379,7 @@ class coordinator_runtime {
   shard_factory make_shard_;
   std::function<void(size_t)> before_load_;
   std::mutex mutex_;
-  std::atomic<std::shared_ptr<const std::vector<std::shared_ptr<slot>>>> slots_;
+  published<const std::vector<std::shared_ptr<slot>>> slots_;
 };
 
 /// From a handler's coroutine: coordinator_runtime::write on `rt` (the awaitable is built before it is awaited: GCC 12
