@@ -59,6 +59,7 @@ std::shared_ptr<const topic> topic_registry::open_topic(const coordination::topi
       auto created = logs_.create(a.name, p, log_config);
       if (!created) {
         err = {error_code::kafka_storage_error, created.err().message};
+        log::error("cannot open the log of {}-{}: {}", a.name, p, created.err().message);
         if (mode == open_mode::new_only) {
           // A topic that could not be created leaves nothing behind: no directories, no open files.
           for (const auto& made : t->partitions)

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,68 +31,73 @@ std::string segment_file_name(int64_t base_offset, const char* suffix) {
   return std::string(buf) + suffix;
 }
 
-index_file::~index_file() { close(); }
+namespace {
 
-index_file::index_file(index_file&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
-  other.fd_ = -1;
-}
-
-index_file& index_file::operator=(index_file&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = other.fd_;
-    path_ = std::move(other.path_);
-    other.fd_ = -1;
+/// Closes `fd` on scope exit (errors of close(2) after a completed write are not the write's).
+struct fd_closer {
+  int fd;
+  ~fd_closer() {
+    if (fd >= 0) ::close(fd);
   }
-  return *this;
-}
+};
+
+}  // namespace
 
 sluice::result<index_file> index_file::open(const std::filesystem::path& path, std::vector<uint8_t>& contents) {
   index_file f;
   f.path_ = path;
-  f.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (f.fd_ < 0) return io_error("open", path);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("open", path);
+  fd_closer closer{fd};
   struct stat st {};
-  if (::fstat(f.fd_, &st) != 0) return io_error("fstat", path);
+  if (::fstat(fd, &st) != 0) return io_error("fstat", path);
   contents.assign(static_cast<size_t>(st.st_size), 0);
   size_t done = 0;
   while (done < contents.size()) {
-    const ssize_t n = ::pread(f.fd_, contents.data() + done, contents.size() - done, static_cast<off_t>(done));
+    const ssize_t n = ::pread(fd, contents.data() + done, contents.size() - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error("read", path);
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
   contents.resize(done);
+  f.size_ = static_cast<int64_t>(done);
   return f;
 }
 
 sluice::result<void> index_file::write_at(int64_t position, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return {};
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("open", path_);
+  fd_closer closer{fd};
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(position + done));
+    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(position + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error("write", path_);
     done += static_cast<size_t>(n);
   }
+  size_ = std::max(size_, position + static_cast<int64_t>(bytes.size()));
+  unsynced_ = true;
   return {};
 }
 
 sluice::result<void> index_file::truncate(int64_t size) {
-  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return io_error("truncate", path_);
+  if (size >= size_) return {};
+  if (::truncate(path_.c_str(), static_cast<off_t>(size)) != 0) return io_error("truncate", path_);
+  size_ = size;
+  unsynced_ = true;
   return {};
 }
 
 sluice::result<void> index_file::flush() {
-  if (fd_ >= 0 && ::fdatasync(fd_) != 0) return io_failure("fsync", path_);
+  if (!unsynced_) return {};
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("open", path_);
+  fd_closer closer{fd};
+  if (::fdatasync(fd) != 0) return io_failure("fsync", path_);
+  unsynced_ = false;
   return {};
-}
-
-void index_file::close() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
 }
 
 sluice::result<void> fsync_directory(const std::filesystem::path& dir) {

@@ -1,7 +1,8 @@
 #pragma once
-// The file under an offset index or time index: fixed-size entries appended with pwrite(2), read whole on
-// open, cut with ftruncate(2). Kafka mmaps a preallocated file; we keep the entries in memory and write the
-// file at its exact size, so no trimming is needed at close.
+// The file under an offset index, time index or transaction index: read whole on open, written with pwrite(2)
+// and cut with truncate(2), no descriptor held in between. Kafka mmaps a preallocated file (and closes its
+// descriptor); we keep the entries in memory and write the file at its exact size, so no trimming is needed at
+// close. The offset and time indexes write their new entries at flush time only (offset_index.h).
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -14,24 +15,31 @@ namespace sluice::storage::detail {
 class index_file {
  public:
   index_file() = default;
-  ~index_file();
-  index_file(index_file&& other) noexcept;
-  index_file& operator=(index_file&& other) noexcept;
 
-  /// Opens or creates `path`; returns its bytes in `contents`.
+  /// Opens or creates `path` and returns its bytes in `contents`. Keeps no file descriptor open: an index is
+  /// read whole here and written in bursts (write_at), so a broker with N partitions holds N segment fds, not 3N
+  /// (issue #23: 10,000 partitions under a 20,000-fd limit).
   static sluice::result<index_file> open(const std::filesystem::path& path, std::vector<uint8_t>& contents);
 
-  /// Writes `bytes` at `position`.
+  /// Writes `bytes` at `position` (open, pwrite, close). Not durable until flush().
   sluice::result<void> write_at(int64_t position, std::span<const uint8_t> bytes);
+  /// Cuts the file to `size` bytes (truncate(2) on the path; nothing to do when it is not longer). Not durable
+  /// until flush().
   sluice::result<void> truncate(int64_t size);
+  /// The file's size in bytes as this object left it (read at open, then moved by write_at and truncate).
+  int64_t size() const { return size_; }
+  /// fdatasyncs the file when anything was written or cut since the last flush. A failed fsync is a log dir
+  /// failure (io_failure).
   sluice::result<void> flush();
-  void close();
+  /// Nothing to release (no descriptor is kept); kept so that owners close every file the same way.
+  void close() {}
   const std::filesystem::path& path() const { return path_; }
   void set_path(std::filesystem::path p) { path_ = std::move(p); }
 
  private:
-  int fd_ = -1;
   std::filesystem::path path_;
+  int64_t size_ = 0;
+  bool unsynced_ = false;  // written or cut since the last flush()
 };
 
 /// "<20-digit zero-padded offset><suffix>", Kafka's file name for segment files.

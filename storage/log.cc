@@ -126,6 +126,9 @@ sluice::result<void> log::load(log_recovery_state state) {
     const bool beyond_recovery_point = state.recovery_point < 0 || seg.next_offset() > state.recovery_point;
     if (!trusted && beyond_recovery_point) {
       if (auto r = seg.flush(); !r) return r;
+    } else if (auto r = seg.write_indexes(); !r) {
+      // Index entries rebuilt in memory (a missing or short index file): the next start rebuilds them again.
+      sluice::log::warn("storage: {}: {}", dir_.string(), r.err().message);
     }
     segments_.emplace(base, std::move(s.value()));
   }

@@ -273,8 +273,16 @@ sluice::result<log*> log_manager::create(const std::string& topic, int32_t parti
     if (it->second < log_dirs_.size()) d = it->second;
     preferred_dirs_.erase(it);
   }
-  auto l = log::open(log_dirs_[d] / dir_name(tp), config, clock_);
-  if (!l) return l.err();
+  const auto dir = log_dirs_[d] / dir_name(tp);
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(dir, ec);
+  auto l = log::open(dir, config, clock_);
+  if (!l) {
+    // A log that could not be opened (EMFILE, ENOSPC, ...) leaves no directory behind that this call made: the
+    // next start would otherwise load it as a partition of a topic that does not exist.
+    if (!existed) std::filesystem::remove_all(dir, ec);
+    return l.err();
+  }
   log* raw = l.value().get();
   logs_[tp] = entry{std::move(l.value()), d};
   return raw;

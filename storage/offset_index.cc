@@ -27,6 +27,7 @@ sluice::result<offset_index> offset_index::open(const std::filesystem::path& pat
     }
     idx.entries_.push_back({base_offset + rel, pos});
   }
+  idx.persisted_ = idx.entries_.size();
   return idx;
 }
 
@@ -43,12 +44,29 @@ sluice::result<void> offset_index::append(int64_t offset, int64_t position) {
   if (rel < 0 || rel > INT32_MAX || position > INT32_MAX) {
     return make_error(errc::invalid_argument, "offset index entry out of int32 range");
   }
-  uint8_t buf[entry_size];
-  detail::store_be<int32_t>(buf, static_cast<int32_t>(rel));
-  detail::store_be<int32_t>(buf + 4, static_cast<int32_t>(position));
-  auto w = file_.write_at(static_cast<int64_t>(entries_.size()) * entry_size, buf);
-  if (!w) return w;
   entries_.push_back({offset, position});
+  return {};
+}
+
+sluice::result<void> offset_index::flush() {
+  if (auto w = write_pending(); !w) return w;
+  return file_.flush();
+}
+
+sluice::result<void> offset_index::write_pending() {
+  if (persisted_ < entries_.size()) {
+    std::vector<uint8_t> buf((entries_.size() - persisted_) * entry_size);
+    uint8_t* out = buf.data();
+    for (size_t i = persisted_; i < entries_.size(); ++i, out += entry_size) {
+      detail::store_be<int32_t>(out, static_cast<int32_t>(entries_[i].offset - base_offset_));
+      detail::store_be<int32_t>(out + 4, static_cast<int32_t>(entries_[i].position));
+    }
+    const int64_t at = static_cast<int64_t>(persisted_) * entry_size;
+    // Bytes past the valid entries (a file loaded !sane and not reset) go first.
+    if (auto t = file_.truncate(at); !t) return t;
+    if (auto w = file_.write_at(at, buf); !w) return w;
+    persisted_ = entries_.size();
+  }
   return {};
 }
 
@@ -64,7 +82,8 @@ sluice::result<void> offset_index::truncate_to(int64_t offset) {
                              [](const offset_position& e, int64_t o) { return e.offset < o; });
   entries_.erase(it, entries_.end());
   loaded_sane_ = true;
-  return file_.truncate(static_cast<int64_t>(entries_.size()) * entry_size);
+  persisted_ = std::min(persisted_, entries_.size());
+  return file_.truncate(static_cast<int64_t>(persisted_) * entry_size);
 }
 
 }  // namespace sluice::storage

@@ -29,7 +29,10 @@ class offset_index {
   /// Whether the loaded file looked valid for a .log of `log_size` bytes (Kafka's sanityCheck).
   bool sane(int64_t log_size) const;
 
-  /// Appends an entry; `offset` must exceed the last entry's and fit in int32 relative to the base.
+  /// Appends an entry in memory; `offset` must exceed the last entry's and fit in int32 relative to the base.
+  /// The file gets it at the next flush(): until then a crash leaves the file without it, which costs nothing but
+  /// a scan (segment::load reads batch headers from the last entry in the file; recovery rebuilds the entries past
+  /// the recovery point), as Kafka's index, which is not flushed with every append either.
   sluice::result<void> append(int64_t offset, int64_t position);
 
   /// The entry with the largest offset <= `offset`, or {base_offset, 0} when none is.
@@ -42,12 +45,18 @@ class offset_index {
 
   const std::vector<offset_position>& entries() const { return entries_; }
   int64_t base_offset() const { return base_offset_; }
-  sluice::result<void> flush() { return file_.flush(); }
+  /// Writes the entries appended since the last flush to the file and fdatasyncs it. errc::io_error; a failed
+  /// fsync is also a log dir failure.
+  sluice::result<void> flush();
+  /// Writes the entries appended since the last write to the file, without an fsync. errc::io_error.
+  sluice::result<void> write_pending();
+  /// Forgets the file without writing what is not flushed (the owner flushed first, or deletes the files).
   void close() { file_.close(); }
   detail::index_file& file() { return file_; }
 
  private:
   detail::index_file file_;
+  size_t persisted_ = 0;  // entries_[0, persisted_) are in the file
   int64_t base_offset_ = 0;
   bool loaded_sane_ = true;
   std::vector<offset_position> entries_;

@@ -485,6 +485,11 @@ sluice::result<void> segment::flush() {
   return time_index_.flush();
 }
 
+sluice::result<void> segment::write_indexes() {
+  if (auto r = offset_index_.write_pending(); !r) return r;
+  return time_index_.write_pending();
+}
+
 void segment::close() {
   offset_index_.close();
   time_index_.close();

@@ -124,6 +124,9 @@ class segment {
   sluice::result<void> on_become_inactive();
 
   sluice::result<void> flush();
+  /// Writes index entries not yet in the .index and .timeindex files (after a load or recovery rebuilt them in
+  /// memory), without an fsync. errc::io_error.
+  sluice::result<void> write_indexes();
   void close();
   /// Closes and unlinks the three files. Open file_regions keep the log bytes readable.
   sluice::result<void> remove_files();

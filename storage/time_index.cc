@@ -26,6 +26,7 @@ sluice::result<time_index> time_index::open(const std::filesystem::path& path, i
     }
     idx.entries_.push_back({ts, base_offset + rel});
   }
+  idx.persisted_ = idx.entries_.size();
   return idx;
 }
 
@@ -34,12 +35,28 @@ sluice::result<void> time_index::maybe_append(int64_t timestamp, int64_t offset)
   if (!entries_.empty() && offset < entries_.back().offset) return {};
   const int64_t rel = offset - base_offset_;
   if (rel < 0 || rel > INT32_MAX) return make_error(errc::invalid_argument, "time index offset out of range");
-  uint8_t buf[entry_size];
-  detail::store_be<int64_t>(buf, timestamp);
-  detail::store_be<int32_t>(buf + 8, static_cast<int32_t>(rel));
-  auto w = file_.write_at(static_cast<int64_t>(entries_.size()) * entry_size, buf);
-  if (!w) return w;
   entries_.push_back({timestamp, offset});
+  return {};
+}
+
+sluice::result<void> time_index::flush() {
+  if (auto w = write_pending(); !w) return w;
+  return file_.flush();
+}
+
+sluice::result<void> time_index::write_pending() {
+  if (persisted_ < entries_.size()) {
+    std::vector<uint8_t> buf((entries_.size() - persisted_) * entry_size);
+    uint8_t* out = buf.data();
+    for (size_t i = persisted_; i < entries_.size(); ++i, out += entry_size) {
+      detail::store_be<int64_t>(out, entries_[i].timestamp);
+      detail::store_be<int32_t>(out + 8, static_cast<int32_t>(entries_[i].offset - base_offset_));
+    }
+    const int64_t at = static_cast<int64_t>(persisted_) * entry_size;
+    if (auto t = file_.truncate(at); !t) return t;  // bytes past the valid entries go first
+    if (auto w = file_.write_at(at, buf); !w) return w;
+    persisted_ = entries_.size();
+  }
   return {};
 }
 
@@ -59,7 +76,8 @@ sluice::result<void> time_index::truncate_to(int64_t offset) {
                          [offset](const timestamp_offset& e) { return e.offset >= offset; });
   entries_.erase(it, entries_.end());
   loaded_sane_ = true;
-  return file_.truncate(static_cast<int64_t>(entries_.size()) * entry_size);
+  persisted_ = std::min(persisted_, entries_.size());
+  return file_.truncate(static_cast<int64_t>(persisted_) * entry_size);
 }
 
 }  // namespace sluice::storage

@@ -26,7 +26,8 @@ class time_index {
   static sluice::result<time_index> open(const std::filesystem::path& path, int64_t base_offset);
   bool sane() const { return loaded_sane_; }
 
-  /// Appends (timestamp, offset) unless `timestamp` does not exceed the last entry's (then a no-op).
+  /// Appends (timestamp, offset) in memory unless `timestamp` does not exceed the last entry's (then a no-op). The
+  /// file gets it at the next flush() (see offset_index::append).
   sluice::result<void> maybe_append(int64_t timestamp, int64_t offset);
 
   /// The entry with the largest timestamp <= `timestamp`, or {-1, base_offset} when none is.
@@ -39,12 +40,17 @@ class time_index {
   sluice::result<void> reset() { return truncate_to(INT64_MIN); }
 
   const std::vector<timestamp_offset>& entries() const { return entries_; }
-  sluice::result<void> flush() { return file_.flush(); }
+  /// Writes the entries appended since the last flush and fdatasyncs the file (as offset_index::flush).
+  sluice::result<void> flush();
+  /// Writes the entries appended since the last write to the file, without an fsync. errc::io_error.
+  sluice::result<void> write_pending();
+  /// Forgets the file without writing what is not flushed.
   void close() { file_.close(); }
   detail::index_file& file() { return file_; }
 
  private:
   detail::index_file file_;
+  size_t persisted_ = 0;  // entries_[0, persisted_) are in the file
   int64_t base_offset_ = 0;
   bool loaded_sane_ = true;
   std::vector<timestamp_offset> entries_;

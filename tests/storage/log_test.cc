@@ -345,6 +345,47 @@ TEST_F(LogTest, IndexRebuiltAfterDeletion) {
   }
 }
 
+// Issue #23 (10,000 partitions): a segment holds one descriptor, its .log; the index files are written at flush
+// time, and a crash before a flush loses nothing but index entries that the next open rebuilds from the log.
+TEST_F(LogTest, IndexFilesAreWrittenAtFlushAndHoldNoDescriptor) {
+  auto open_fds = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  log_config c;
+  c.index_interval_bytes = 100;
+  const size_t fds_before = open_fds();
+  auto l = open_log(c);
+  for (int i = 0; i < 30; ++i) append(*l, make_batch(2));
+  EXPECT_EQ(open_fds(), fds_before + 1);  // the .log only
+  EXPECT_EQ(std::filesystem::file_size(seg_file(0, ".index")), 0u);
+  EXPECT_EQ(std::filesystem::file_size(seg_file(0, ".timeindex")), 0u);
+  ASSERT_TRUE(l->flush().ok());
+  const auto index_size = std::filesystem::file_size(seg_file(0, ".index"));
+  EXPECT_GE(index_size, 8u * 10);  // an entry every ~100 bytes of batches
+  EXPECT_EQ(index_size % 8, 0u);
+  EXPECT_GT(std::filesystem::file_size(seg_file(0, ".timeindex")), 0u);
+
+  // More appends, then the files as a kill -9 would leave them (copied while the log is open): the .log has 60
+  // batches, the index files only what the flush wrote.
+  for (int i = 0; i < 30; ++i) append(*l, make_batch(2));
+  EXPECT_EQ(std::filesystem::file_size(seg_file(0, ".index")), index_size);
+  const auto crashed = tmp_.path() / "crashed-0";
+  std::filesystem::copy(tmp_.path() / "topic-0", crashed);
+  auto r = log::open(crashed, c, clock_);
+  ASSERT_TRUE(r.ok()) << r.err().message;
+  auto& copy = *r.value();
+  EXPECT_EQ(copy.log_end_offset(), 120);
+  for (int64_t o = 0; o < 120; o += 5) {
+    auto got = copy.read(o, 1 << 20, INT64_MAX, false);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->first_offset, o - o % 2) << "offset " << o;
+  }
+  // The recovery rebuilt the entries past the flushed ones and wrote them.
+  EXPECT_GT(std::filesystem::file_size(crashed / detail::segment_file_name(0, ".index")), index_size);
+}
+
 TEST_F(LogTest, RollsWhenSegmentWouldOverflow) {
   log_config c;
   const auto b = make_batch(1);
