@@ -62,6 +62,9 @@ load_options parse_load_options(int argc, char** argv) {
       ("replication-factor", po::value(&o.replication_factor), "of a created topic; -1 = broker default (default 1)")
       ("connections", po::value(&o.connections), "produce connections, at least one per leader broker (default 1)")
       ("consumers", po::value(&o.consumers), "fetch connections (default 1)")
+      ("idle-connections", po::value(&o.idle_connections), "connections that negotiate (ApiVersions) and then send "
+                                                            "nothing until the end, round robin over --bootstrap; "
+                                                            "each asks ApiVersions once more at the end (default 0)")
       ("threads", po::value(&o.threads), "I/O threads, each an io_context with its share of connections (default 1)")
       ("record-size", po::value(&o.record_size), "value bytes per record (default 100)")
       ("batch-records", po::value(&o.batch_records), "records per batch; one batch per Produce request (default 100)")
@@ -134,6 +137,7 @@ load_options parse_load_options(int argc, char** argv) {
   if (o.record_size < 0 || o.batch_records < 1) usage_error("--record-size must be >= 0, --batch-records >= 1");
   if (o.rate < 0 || o.duration_s <= 0) usage_error("--rate must be >= 0 and --duration > 0");
   if (o.records < 0) usage_error("--records must be >= 0");
+  if (o.idle_connections < 0) usage_error("--idle-connections must be >= 0");
   return o;
 }
 

@@ -29,6 +29,7 @@ struct load_options {
   int16_t replication_factor = 1;  // -1: the broker's default.replication.factor (KIP-464)
   int connections = 1;             // produce connections (at least one per leader broker)
   int consumers = 1;               // fetch connections
+  int idle_connections = 0;        // connections that only negotiate and hold, spread over the --bootstrap brokers
   int threads = 1;                 // io_context threads; connection i runs on thread i % threads
   int32_t record_size = 100;       // value bytes per record (random letters, a fresh value per record)
   int32_t batch_records = 100;     // records per v2 record batch, one batch per Produce request

@@ -42,7 +42,10 @@ void print_report(const load_result& r) {
                 o.rate > 0 ? (std::to_string(static_cast<long long>(o.rate)) + "/s (open loop)").c_str()
                            : "max (closed loop)");
   }
-  std::printf("  measured %.3f s after %.1f s warm-up\n", r.seconds, o.warmup());
+  std::printf("  measured %.3f s after %.1f s warm-up (set-up %.2f s)\n", r.seconds, o.warmup(), r.setup_s);
+  if (o.idle_connections > 0)
+    std::printf("  idle connections: %d asked, %d negotiated, %d failed, %d still answered after the run\n",
+                o.idle_connections, r.idle_ready, r.idle_failed, r.idle_alive);
   std::printf("  throughput: %.0f records/s", rate(static_cast<double>(c.records), r.seconds));
   if (produce) std::printf(", %.2f MB/s of values", rate(static_cast<double>(c.value_bytes), r.seconds) / 1e6);
   std::printf(", %.2f MB/s of batches; %lld records, %lld requests (%.0f/s)\n",
@@ -116,6 +119,11 @@ void print_json(const load_result& r) {
   j["unanswered_requests"] = c.unanswered;
   j["late_sends"] = c.late_sends;
   j["failed_connections"] = r.failed_connections;
+  j["setup_s"] = r.setup_s;
+  j["idle_connections"] = o.idle_connections;
+  j["idle_ready"] = r.idle_ready;
+  j["idle_failed"] = r.idle_failed;
+  j["idle_alive"] = r.idle_alive;
   boost::json::array ce;
   for (const auto& e : r.connection_errors) ce.emplace_back(e);
   j["connection_errors"] = std::move(ce);

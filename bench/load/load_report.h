@@ -22,6 +22,10 @@ struct load_result {
   double seconds = 0;           // measured window: end of warm-up to the last counted completion
   load_counters counters;       // merged over threads
   int failed_connections = 0;
+  int idle_ready = 0;           // --idle-connections connected and negotiated before the run
+  int idle_failed = 0;          // --idle-connections that could not connect or negotiate
+  int idle_alive = 0;           // --idle-connections that answered ApiVersions after the run
+  double setup_s = 0;           // connecting and negotiating every connection, idle ones included
   std::vector<std::string> connection_errors;
   double client_cpu_s = 0;                // this process over the measured window
   std::optional<double> broker_cpu_s;     // --broker-pid processes over the same window

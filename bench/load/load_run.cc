@@ -30,6 +30,10 @@ bool shared_run::claim(int64_t n) {
 
 void shared_run::note_failure(const std::string& what) {
   failed.fetch_add(1);
+  note_error(what);
+}
+
+void shared_run::note_error(const std::string& what) {
   std::lock_guard lock(errors_mutex);
   if (connection_errors.size() < 10) connection_errors.push_back(what);
 }

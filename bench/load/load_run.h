@@ -54,13 +54,19 @@ struct shared_run {
   std::atomic<int> ready{0};   // connections connected and negotiated
   std::atomic<int> failed{0};  // connections that failed before or during the run
   std::atomic<int64_t> records_claimed{0};  // --records: records claimed by senders / readers so far
+  std::atomic<int> idle_ready{0};   // --idle-connections connected and negotiated
+  std::atomic<int> idle_failed{0};  // --idle-connections that failed to connect or negotiate
+  std::atomic<int> idle_alive{0};   // --idle-connections that still answered ApiVersions after the run
   std::atomic<int> api_version{-1};  // the Produce or Fetch version negotiated (the last connection's)
   std::mutex errors_mutex;
   std::vector<std::string> connection_errors;  // first failures, for the report (under errors_mutex)
 
   /// Claims `n` records against --records; false when the limit is reached (no limit: always true).
   bool claim(int64_t n);
+  /// Counts a failed busy connection (`failed`) and keeps its first words for the report (note_error).
   void note_failure(const std::string& what);
+  /// Keeps `what` among the first 10 connection errors of the report, counting nothing.
+  void note_error(const std::string& what);
 };
 
 /// One I/O thread: an io_context with its share of connections.
@@ -104,5 +110,9 @@ void spawn_produce_connection(load_thread& thread, shared_run& run, const topic_
 /// time, counting the records of each batch header (bytes 57-60) without decoding records, until every partition
 /// reached its high watermark (unless --follow), the deadline, or --records.
 void spawn_fetch_connection(load_thread& thread, shared_run& run, const topic_layout& layout, connection_plan plan);
+/// Starts one idle connection (--idle-connections) to `broker`: connect, ApiVersions, wait for the gate, send
+/// nothing until the run's deadline, then one ApiVersions round trip to check that the broker still serves it
+/// (shared_run::idle_ready, idle_failed, idle_alive).
+void spawn_idle_connection(load_thread& thread, shared_run& run, broker_address broker);
 
 }  // namespace sluice::bench

@@ -49,13 +49,21 @@ int main(int argc, char** argv) {
       else
         spawn_fetch_connection(t, run, layout, plans[i]);
     }
+    for (int i = 0; i < opts.idle_connections; ++i)
+      spawn_idle_connection(*threads[static_cast<size_t>(i) % threads.size()], run,
+                            opts.bootstrap[static_cast<size_t>(i) % opts.bootstrap.size()]);
     std::vector<std::thread> workers;
     for (auto& t : threads) workers.emplace_back([&io = t->io] { io.run(); });
 
     // Every connection connected and negotiated (or failed), bounded.
-    const auto setup_deadline = load_clock::now() + 30s;
-    while (run.ready.load() + run.failed.load() < static_cast<int>(plans.size()) && load_clock::now() < setup_deadline)
-      std::this_thread::sleep_for(2ms);
+    const auto setup_begin = load_clock::now();
+    const auto setup_deadline = setup_begin + (opts.idle_connections > 0 ? 90s : 30s);
+    auto set_up = [&] {
+      return run.ready.load() + run.failed.load() >= static_cast<int>(plans.size()) &&
+             run.idle_ready.load() + run.idle_failed.load() >= opts.idle_connections;
+    };
+    while (!set_up() && load_clock::now() < setup_deadline) std::this_thread::sleep_for(2ms);
+    const double setup_s = std::chrono::duration<double>(load_clock::now() - setup_begin).count();
     const bool any_ready = run.ready.load() > 0;
     run.times.start = load_clock::now() + 5ms;
     if (!any_ready) run.times.start = load_clock::now() - 1h;  // nothing to run: connections still waiting end at once
@@ -91,6 +99,10 @@ int main(int argc, char** argv) {
     r.seconds = std::chrono::duration<double>(end - run.times.warmup_end).count();
     if (r.seconds < 0) r.seconds = 0;
     r.failed_connections = run.failed.load();
+    r.idle_ready = run.idle_ready.load();
+    r.idle_failed = run.idle_failed.load();
+    r.idle_alive = run.idle_alive.load();
+    r.setup_s = setup_s;
     {
       std::lock_guard lock(run.errors_mutex);
       r.connection_errors = run.connection_errors;

@@ -1,0 +1,435 @@
+#!/usr/bin/python3
+"""Scale figures of one broker (issue #23, acceptance item 2): many partitions and many connections.
+
+  /usr/bin/python3 bench/scale.py                                   # Sluice: 100, 1,000, 10,000 partitions; 10,000 idle connections
+  /usr/bin/python3 bench/scale.py --reference kafka                 # the same against one Kafka 4.4 KRaft node, side by side
+  /usr/bin/python3 bench/scale.py --partitions 100,1000 --idle 1000 # smaller
+
+Per partition count N (a fresh broker each):
+  - `created`: CreateTopics of one topic of N partitions (RF 1) on an empty node: how long the request took,
+    then after 3 s idle the broker's RSS (VmRSS), open fds (/proc/PID/fd) and threads;
+  - `restart`: SIGTERM, then a new process on the same log dir: time from spawn to the first accepted TCP
+    connection (polled every 0.5 ms), time until Metadata lists all N partitions with a leader, and RSS / fds 3 s
+    after that;
+  - `produce`: sluice_load at max rate over all N partitions (acks=1, 100 B records, 100 per batch, --connections
+    connections), records/s and broker CPU s per million records, RSS and fds at the end.
+Connections (one node, a topic of --idle-partitions partitions): sluice_load with --idle connections that only
+negotiate and hold, plus --connections busy producers at max rate; the broker's fds and RSS (highest seen while
+the run lasts), how many idle connections were set up and still answered at the end, the busy throughput.
+
+Every process started here is stopped here by PID; every loop is bounded. Output: a markdown table per section, and
+JSON lines with --json-out (default bench/results/scale.json, gitignored).
+"""
+import argparse
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, os.path.join(REPO, "compat", "kafka"))
+from sluice_harness import Broker  # noqa: E402
+import kafka_reference as kr  # noqa: E402
+from capacity import first_existing  # noqa: E402
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# /proc figures and raw requests
+
+
+def proc_figures(pid):
+    """{"rss_mb", "fds", "threads"} of a live process, from /proc."""
+    out = {"rss_mb": None, "fds": None, "threads": None}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    out["rss_mb"] = round(int(line.split()[1]) / 1024.0, 1)
+                elif line.startswith("Threads:"):
+                    out["threads"] = int(line.split()[1])
+        out["fds"] = len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        pass
+    return out
+
+
+class PeakSampler:
+    """Samples proc_figures(pid) every 0.25 s in a thread until stop(); keeps the highest RSS and fd count."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.peak = {"rss_mb": 0.0, "fds": 0, "threads": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(0.25):
+            f = proc_figures(self.pid)
+            for k in self.peak:
+                if f[k] is not None and f[k] > self.peak[k]:
+                    self.peak[k] = f[k]
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+
+def _call(port, api_key, version, body, timeout):
+    client = b"sluice-scale"
+    msg = struct.pack(">hhih", api_key, version, 7, len(client)) + client + body
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(struct.pack(">i", len(msg)) + msg)
+        data = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:  # bounded by the deadline and the socket timeout
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+            if len(data) >= 4 and len(data) >= 4 + struct.unpack(">i", data[:4])[0]:
+                break
+    return data[8:]  # after size and correlation id
+
+
+def create_topic(port, topic, partitions, timeout=120.0):
+    """CreateTopics v2 (one topic, RF 1, no configs); returns the topic's error code."""
+    name = topic.encode()
+    body = (struct.pack(">ih", 1, len(name)) + name + struct.pack(">ihii", partitions, 1, 0, 0)
+            + struct.pack(">ib", int(timeout * 1000), 0))
+    resp = _call(port, 19, 2, body, timeout + 10)
+    # throttle, [name, error, message]
+    (n,) = struct.unpack(">i", resp[4:8])
+    (nlen,) = struct.unpack(">h", resp[8:10])
+    (code,) = struct.unpack(">h", resp[10 + nlen:12 + nlen])
+    return code
+
+
+def partitions_with_leader(port, topic, timeout=30.0):
+    """Metadata v1 for `topic`: how many of its partitions have a leader (-1 on error)."""
+    name = topic.encode()
+    resp = _call(port, 3, 1, struct.pack(">ih", 1, len(name)) + name, timeout)
+    pos = 0
+    (nb,) = struct.unpack_from(">i", resp, pos)
+    pos += 4
+    for _ in range(nb):
+        pos += 4
+        (hl,) = struct.unpack_from(">h", resp, pos)
+        pos += 2 + hl + 4
+        (rl,) = struct.unpack_from(">h", resp, pos)
+        pos += 2 + max(rl, 0)
+    pos += 4  # controller id
+    (nt,) = struct.unpack_from(">i", resp, pos)
+    pos += 4
+    with_leader = 0
+    for _ in range(nt):
+        (err, tl) = struct.unpack_from(">hh", resp, pos)
+        pos += 4 + tl + 1
+        (np_,) = struct.unpack_from(">i", resp, pos)
+        pos += 4
+        for _ in range(np_):
+            (perr, _pi, leader) = struct.unpack_from(">hii", resp, pos)
+            pos += 10
+            for _arr in range(2):  # replicas, isr
+                (k,) = struct.unpack_from(">i", resp, pos)
+                pos += 4 + 4 * max(k, 0)
+            if perr == 0 and leader >= 0:
+                with_leader += 1
+        if err != 0:
+            return -1
+    return with_leader
+
+
+def wait_metadata(port, timeout):
+    """Until Metadata v1 with no topics (an empty array: no topic, nothing auto-created) lists a broker."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            resp = _call(port, 3, 1, struct.pack(">i", 0), 5)
+            if struct.unpack_from(">i", resp, 0)[0] >= 1:
+                return True
+        except (OSError, struct.error):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def wait_partitions(port, topic, want, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if partitions_with_leader(port, topic) >= want:
+                return True
+        except (OSError, struct.error):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def wait_accepting(port, proc, timeout):
+    """Polls a TCP connect every 0.5 ms until it succeeds; seconds from now, or None (exited / timed out)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc.poll() is not None:
+            return None
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return time.monotonic() - t0
+        except OSError:
+            time.sleep(0.0005)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The two sides: a node with .port, .pid, spawn() (not waited for), .proc, stop(), close()
+
+
+class SluiceNode:
+    label = "sluice"
+
+    def __init__(self, binary, **_):
+        # Kafka's default num.partitions etc.; the harness writes listeners and log.dirs.
+        self.b = Broker(binary, {"group.initial.rebalance.delay.ms": "0"})
+
+    @property
+    def port(self):
+        return self.b.port
+
+    @property
+    def bootstrap(self):
+        return self.b.bootstrap
+
+    @property
+    def pid(self):
+        return self.b.proc.pid
+
+    @property
+    def proc(self):
+        return self.b.proc
+
+    def spawn(self):
+        self.b._write_config()
+        args = [self.b.binary, "--config", os.path.join(self.b.dir, "server.properties")]
+        for k, v in self.b.overrides.items():
+            args += ["--override", "%s=%s" % (k, v)]
+        with open(self.b.log_path, "ab") as lf:
+            self.b.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=lf, stderr=lf)
+
+    def stop(self):
+        return self.b.stop(timeout=120)
+
+    def close(self, failed=False):
+        self.b.close(failed)
+
+
+class KafkaNode:
+    label = "kafka"
+
+    def __init__(self, _binary, cache):
+        # Kafka's own start script's heap; deleted topics' files go after 1 s.
+        self.r = kr.KafkaReference(cache, {"group.initial.rebalance.delay.ms": 0}, heap="1G")
+
+    @property
+    def port(self):
+        return self.r.port
+
+    @property
+    def bootstrap(self):
+        return self.r.bootstrap
+
+    @property
+    def pid(self):
+        return self.r.pid
+
+    @property
+    def proc(self):
+        return self.r.proc
+
+    def spawn(self):
+        self.r.launch()
+
+    def stop(self):
+        return self.r.stop(timeout=180)
+
+    def close(self, failed=False):
+        self.r.close(failed)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def run_load(args, node, extra, timeout):
+    cmd = [args.load_bin, "-b", node.bootstrap, "--json", "--broker-pid", str(node.pid)] + extra
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise RuntimeError("sluice_load failed (exit %d): %s" % (p.returncode, (p.stderr or p.stdout)[-800:]))
+
+
+def partitions_case(args, cls, n):
+    node = cls(args.broker, cache=args.cache)
+    row = {"side": node.label, "partitions": n}
+    failed = False
+    try:
+        node.spawn()
+        if wait_accepting(node.port, node.proc, 120) is None:
+            raise RuntimeError("the broker did not start")
+        if not wait_metadata(node.port, 120):  # Metadata answers (a KRaft node: once its quorum is up)
+            raise RuntimeError("no Metadata answer")
+        t0 = time.monotonic()
+        code = create_topic(node.port, "scale", n, timeout=args.create_timeout)
+        if code != 0:
+            raise RuntimeError("CreateTopics answered error %d" % code)
+        if not wait_partitions(node.port, "scale", n, args.create_timeout):
+            raise RuntimeError("not every partition got a leader")
+        row["create_s"] = round(time.monotonic() - t0, 3)
+        time.sleep(3)
+        row["created"] = proc_figures(node.pid)
+        rc = node.stop()
+        row["stop_exit"] = rc
+        t0 = time.monotonic()
+        node.spawn()
+        accept = wait_accepting(node.port, node.proc, 300)
+        if accept is None:
+            raise RuntimeError("the broker did not start again")
+        row["restart_accept_ms"] = round(accept * 1000, 2)
+        if not wait_partitions(node.port, "scale", n, 300):
+            raise RuntimeError("after the restart, not every partition has a leader")
+        row["restart_all_leaders_s"] = round(time.monotonic() - t0, 3)
+        time.sleep(3)
+        row["restarted"] = proc_figures(node.pid)
+        with PeakSampler(node.pid) as peak:
+            r = run_load(args, node, ["--topic", "scale", "--partitions", "0", "--connections", str(args.connections),
+                                      "--threads", "2", "--acks", "1", "--record-size", "100", "--batch-records",
+                                      "100", "--duration", str(args.duration), "--warmup", "2"],
+                         timeout=args.duration + 200)
+        row["produce"] = {k: r.get(k) for k in ("records_per_s", "broker_cpu_per_million", "client_cpu_per_million",
+                                                "errors", "failed_connections", "unanswered_requests",
+                                                "connections")}
+        row["produce"]["p99_ms"] = r["latency_us"]["p99"] / 1000.0
+        row["during_produce_peak"] = peak.peak
+        row["after_produce"] = proc_figures(node.pid)
+    except (RuntimeError, OSError, struct.error, subprocess.TimeoutExpired, kr.ReferenceFailed) as e:
+        row["error"] = str(e)[:600]
+        failed = True
+    finally:
+        node.close(failed)
+    return row
+
+
+def connections_case(args, cls, idle):
+    node = cls(args.broker, cache=args.cache)
+    row = {"side": node.label, "idle_connections": idle, "busy_connections": args.connections}
+    failed = False
+    try:
+        node.spawn()
+        if wait_accepting(node.port, node.proc, 120) is None or not wait_metadata(node.port, 120):
+            raise RuntimeError("the broker did not start")
+        if create_topic(node.port, "conns", args.idle_partitions) != 0:
+            raise RuntimeError("CreateTopics failed")
+        wait_partitions(node.port, "conns", args.idle_partitions, 60)
+        row["before"] = proc_figures(node.pid)
+        with PeakSampler(node.pid) as peak:
+            r = run_load(args, node, ["--topic", "conns", "--partitions", "0", "--connections", str(args.connections),
+                                      "--idle-connections", str(idle), "--threads", "2", "--acks", "1",
+                                      "--duration", str(args.duration), "--warmup", "2"],
+                         timeout=args.duration + 300)
+        row.update({k: r.get(k) for k in ("setup_s", "idle_ready", "idle_failed", "idle_alive", "records_per_s",
+                                          "broker_cpu_per_million", "errors", "failed_connections",
+                                          "connection_errors")})
+        row["peak"] = peak.peak
+        row["after"] = proc_figures(node.pid)
+    except (RuntimeError, OSError, struct.error, subprocess.TimeoutExpired, kr.ReferenceFailed) as e:
+        row["error"] = str(e)[:600]
+        failed = True
+    finally:
+        node.close(failed)
+    return row
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "{:,.2f}".format(v) if v < 100 else "{:,.0f}".format(v)
+    return "{:,}".format(v) if isinstance(v, int) else str(v)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--broker", default=first_existing(os.path.join(REPO, "build", "broker", "sluice"),
+                                                         os.path.join(REPO, "build-tests", "broker", "sluice")))
+    ap.add_argument("--load-bin", default=first_existing(os.path.join(REPO, "build", "bench", "load", "sluice_load"),
+                                                           os.path.join(REPO, "build-tests", "bench", "load",
+                                                                        "sluice_load")))
+    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
+    ap.add_argument("--reference", choices=["kafka"], help="also run each case against Kafka 4.4 (one KRaft node)")
+    ap.add_argument("--partitions", default="100,1000,10000", help="partition counts (default 100,1000,10000)")
+    ap.add_argument("--idle", default="10000", help="idle connection counts, 0 or empty = none (default 10000)")
+    ap.add_argument("--idle-partitions", type=int, default=100, help="partitions of the connections case's topic")
+    ap.add_argument("--connections", type=int, default=10, help="busy producer connections (default 10)")
+    ap.add_argument("--duration", type=float, default=10, help="measured seconds of each load run (default 10)")
+    ap.add_argument("--create-timeout", type=float, default=300)
+    ap.add_argument("--json-out", default=os.path.join(REPO, "bench", "results", "scale.json"))
+    args = ap.parse_args()
+    sides = [SluiceNode] + ([KafkaNode] if args.reference == "kafka" else [])
+    rows = []
+    for n in [int(x) for x in args.partitions.split(",") if x.strip()]:
+        for cls in sides:
+            log("partitions %d on %s ..." % (n, cls.label))
+            row = partitions_case(args, cls, n)
+            log("  " + json.dumps(row))
+            rows.append(row)
+    for idle in [int(x) for x in args.idle.split(",") if x.strip() and int(x) > 0]:
+        for cls in sides:
+            log("%d idle connections + %d busy on %s ..." % (idle, args.connections, cls.label))
+            row = connections_case(args, cls, idle)
+            log("  " + json.dumps(row))
+            rows.append(row)
+    os.makedirs(os.path.dirname(args.json_out), exist_ok=True)
+    with open(args.json_out, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+    print("\n| side | partitions | create s | RSS MB | fds | restart: accept ms | all leaders s | RSS MB | fds "
+          "| produce records/s | broker CPU s/M | peak fds | peak RSS MB | errors |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        if "partitions" not in r:
+            continue
+        c, s, p, pk = r.get("created", {}), r.get("restarted", {}), r.get("produce", {}), r.get("during_produce_peak", {})
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["side"], fmt(r["partitions"]), fmt(r.get("create_s")), fmt(c.get("rss_mb")), fmt(c.get("fds")),
+            fmt(r.get("restart_accept_ms")), fmt(r.get("restart_all_leaders_s")), fmt(s.get("rss_mb")),
+            fmt(s.get("fds")), fmt(p.get("records_per_s")), fmt(p.get("broker_cpu_per_million")),
+            fmt(pk.get("fds")), fmt(pk.get("rss_mb")), r.get("error") or p.get("errors") or "none"))
+    print("\n| side | idle + busy connections | set-up s | negotiated | still answering | busy records/s "
+          "| RSS before MB | peak RSS MB | peak fds | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        if "idle_connections" not in r:
+            continue
+        print("| %s | %s + %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["side"], fmt(r["idle_connections"]), r["busy_connections"], fmt(r.get("setup_s")),
+            fmt(r.get("idle_ready")), fmt(r.get("idle_alive")), fmt(r.get("records_per_s")),
+            fmt(r.get("before", {}).get("rss_mb")), fmt(r.get("peak", {}).get("rss_mb")),
+            fmt(r.get("peak", {}).get("fds")), r.get("error") or r.get("errors") or "none"))
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
