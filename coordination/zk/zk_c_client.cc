@@ -14,7 +14,9 @@
 // TSan builds (SLUICE_SANITIZE=thread): the ZooKeeper C client's format_endpoint_info() formats into one static
 // buffer, called from its I/O and completion threads alike when it logs a connection error. The race is inside the
 // library (its text, not our data); TSan's runtime reads this function for suppressions built into the program.
-extern "C" const char* __tsan_default_suppressions() { return "race:format_endpoint_info\n"; }
+// Weak: the test programs that load librdkafka define a strong one with this line and theirs
+// (tests/integration/tsan_c11_threads.c).
+extern "C" __attribute__((weak)) const char* __tsan_default_suppressions() { return "race:format_endpoint_info\n"; }
 #endif
 
 namespace sluice::coordination::zk {
