@@ -6,7 +6,8 @@
   /usr/bin/python3 bench/scale.py --partitions 100,1000 --idle 1000 # smaller
 
 Per partition count N (a fresh broker each):
-  - `created`: CreateTopics of one topic of N partitions (RF 1) on an empty node: how long the request took,
+  - `created`: CreateTopics of one topic of N partitions (RF 1) on an empty node (Kafka refuses more than 10,000
+    records in one controller operation: there, half the partitions then CreatePartitions steps): how long it took,
     then after 3 s idle the broker's RSS (VmRSS), open fds (/proc/PID/fd) and threads;
   - `restart`: SIGTERM, then a new process on the same log dir: time from spawn to the first accepted TCP
     connection (polled every 0.5 ms), time until Metadata lists all N partitions with a leader, and RSS / fds 3 s
@@ -116,6 +117,37 @@ def create_topic(port, topic, partitions, timeout=120.0):
     (nlen,) = struct.unpack(">h", resp[8:10])
     (code,) = struct.unpack(">h", resp[10 + nlen:12 + nlen])
     return code
+
+
+def create_partitions(port, topic, count, timeout=120.0):
+    """CreatePartitions v1: grows `topic` to `count` partitions; returns the error code."""
+    name = topic.encode()
+    body = (struct.pack(">ih", 1, len(name)) + name + struct.pack(">ii", count, -1)
+            + struct.pack(">ib", int(timeout * 1000), 0))
+    resp = _call(port, 37, 1, body, timeout + 10)
+    (nlen,) = struct.unpack(">h", resp[8:10])
+    (code,) = struct.unpack(">h", resp[10 + nlen:12 + nlen])
+    return code
+
+
+# Kafka's KRaft controller refuses an operation of more than 10,000 records (QuorumController's
+# max.records.per.user.op): a topic of 10,000 partitions is 10,001 records, answered POLICY_VIOLATION (44).
+KRAFT_RECORDS_PER_OP = 10000
+
+
+def create_topic_in_steps(port, topic, partitions, timeout):
+    """CreateTopics, and when that is refused with POLICY_VIOLATION, CreateTopics of half the count then
+    CreatePartitions up to `partitions` in steps under the KRaft limit. Returns (error code, note)."""
+    code = create_topic(port, topic, partitions, timeout=timeout)
+    if code != 44:
+        return code, None
+    step = KRAFT_RECORDS_PER_OP // 2
+    code = create_topic(port, topic, min(step, partitions), timeout=timeout)
+    have = min(step, partitions)
+    while code == 0 and have < partitions:
+        have = min(have + step, partitions)
+        code = create_partitions(port, topic, have, timeout=timeout)
+    return code, "POLICY_VIOLATION for one request; created in steps of %d" % step
 
 
 def partitions_with_leader(port, topic, timeout=30.0):
@@ -291,7 +323,9 @@ def partitions_case(args, cls, n):
         if not wait_metadata(node.port, 120):  # Metadata answers (a KRaft node: once its quorum is up)
             raise RuntimeError("no Metadata answer")
         t0 = time.monotonic()
-        code = create_topic(node.port, "scale", n, timeout=args.create_timeout)
+        code, note = create_topic_in_steps(node.port, "scale", n, args.create_timeout)
+        if note:
+            row["create_note"] = note
         if code != 0:
             raise RuntimeError("CreateTopics answered error %d" % code)
         if not wait_partitions(node.port, "scale", n, args.create_timeout):
