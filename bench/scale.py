@@ -229,75 +229,63 @@ def wait_accepting(port, proc, timeout):
 # The two sides: a node with .port, .pid, spawn() (not waited for), .proc, stop(), close()
 
 
-class SluiceNode:
+class _Node:
+    """What the cases use of a side; `inner` is a sluice_harness.Broker or a kafka_reference.KafkaReference."""
+
+    inner = None
+
+    @property
+    def port(self):
+        return self.inner.port
+
+    @property
+    def bootstrap(self):
+        return self.inner.bootstrap
+
+    @property
+    def proc(self):
+        return self.inner.proc
+
+    @property
+    def pid(self):
+        return self.inner.proc.pid
+
+    def close(self, failed=False):
+        self.inner.close(failed)
+
+
+class SluiceNode(_Node):
     label = "sluice"
 
     def __init__(self, binary, **_):
-        # Kafka's default num.partitions etc.; the harness writes listeners and log.dirs.
-        self.b = Broker(binary, {"group.initial.rebalance.delay.ms": "0"})
-
-    @property
-    def port(self):
-        return self.b.port
-
-    @property
-    def bootstrap(self):
-        return self.b.bootstrap
-
-    @property
-    def pid(self):
-        return self.b.proc.pid
-
-    @property
-    def proc(self):
-        return self.b.proc
+        # The harness writes broker.id, listeners and log.dirs; everything else is Sluice's default.
+        self.inner = Broker(binary, {"group.initial.rebalance.delay.ms": "0"})
 
     def spawn(self):
-        self.b._write_config()
-        args = [self.b.binary, "--config", os.path.join(self.b.dir, "server.properties")]
-        for k, v in self.b.overrides.items():
+        b = self.inner
+        b._write_config()
+        args = [b.binary, "--config", os.path.join(b.dir, "server.properties")]
+        for k, v in b.overrides.items():
             args += ["--override", "%s=%s" % (k, v)]
-        with open(self.b.log_path, "ab") as lf:
-            self.b.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=lf, stderr=lf)
+        with open(b.log_path, "ab") as lf:
+            b.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=lf, stderr=lf)
 
     def stop(self):
-        return self.b.stop(timeout=120)
-
-    def close(self, failed=False):
-        self.b.close(failed)
+        return self.inner.stop(timeout=120)
 
 
-class KafkaNode:
+class KafkaNode(_Node):
     label = "kafka"
 
     def __init__(self, _binary, cache):
-        # Kafka's own start script's heap; deleted topics' files go after 1 s.
-        self.r = kr.KafkaReference(cache, {"group.initial.rebalance.delay.ms": 0}, heap="1G")
-
-    @property
-    def port(self):
-        return self.r.port
-
-    @property
-    def bootstrap(self):
-        return self.r.bootstrap
-
-    @property
-    def pid(self):
-        return self.r.pid
-
-    @property
-    def proc(self):
-        return self.r.proc
+        # Kafka's own start script's heap (1 GiB).
+        self.inner = kr.KafkaReference(cache, {"group.initial.rebalance.delay.ms": 0}, heap="1G")
 
     def spawn(self):
-        self.r.launch()
+        self.inner.launch()
 
     def stop(self):
-        return self.r.stop(timeout=180)
-
-    def close(self, failed=False):
-        self.r.close(failed)
+        return self.inner.stop(timeout=180)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,87 +300,92 @@ def run_load(args, node, extra, timeout):
         raise RuntimeError("sluice_load failed (exit %d): %s" % (p.returncode, (p.stderr or p.stdout)[-800:]))
 
 
-def partitions_case(args, cls, n):
+def run_case(args, cls, row, body):
+    """Runs body(node, row) on a fresh node of `cls`; a failure goes to row["error"], and the node's files are kept
+    then. The node is stopped by PID in every case."""
     node = cls(args.broker, cache=args.cache)
-    row = {"side": node.label, "partitions": n}
+    row = dict(side=node.label, **row)
     failed = False
     try:
-        node.spawn()
-        if wait_accepting(node.port, node.proc, 120) is None:
-            raise RuntimeError("the broker did not start")
-        if not wait_metadata(node.port, 120):  # Metadata answers (a KRaft node: once its quorum is up)
-            raise RuntimeError("no Metadata answer")
-        t0 = time.monotonic()
-        code, note = create_topic_in_steps(node.port, "scale", n, args.create_timeout)
-        if note:
-            row["create_note"] = note
-        if code != 0:
-            raise RuntimeError("CreateTopics answered error %d" % code)
-        if not wait_partitions(node.port, "scale", n, args.create_timeout):
-            raise RuntimeError("not every partition got a leader")
-        row["create_s"] = round(time.monotonic() - t0, 3)
-        time.sleep(3)
-        row["created"] = proc_figures(node.pid)
-        rc = node.stop()
-        row["stop_exit"] = rc
-        t0 = time.monotonic()
-        node.spawn()
-        accept = wait_accepting(node.port, node.proc, 300)
-        if accept is None:
-            raise RuntimeError("the broker did not start again")
-        row["restart_accept_ms"] = round(accept * 1000, 2)
-        if not wait_partitions(node.port, "scale", n, 300):
-            raise RuntimeError("after the restart, not every partition has a leader")
-        row["restart_all_leaders_s"] = round(time.monotonic() - t0, 3)
-        time.sleep(3)
-        row["restarted"] = proc_figures(node.pid)
-        with PeakSampler(node.pid) as peak:
-            r = run_load(args, node, ["--topic", "scale", "--partitions", "0", "--connections", str(args.connections),
-                                      "--threads", "2", "--acks", "1", "--record-size", "100", "--batch-records",
-                                      "100", "--duration", str(args.duration), "--warmup", "2"],
-                         timeout=args.duration + 200)
-        row["produce"] = {k: r.get(k) for k in ("records_per_s", "broker_cpu_per_million", "client_cpu_per_million",
-                                                "errors", "failed_connections", "unanswered_requests",
-                                                "connections")}
-        row["produce"]["p99_ms"] = r["latency_us"]["p99"] / 1000.0
-        row["during_produce_peak"] = peak.peak
-        row["after_produce"] = proc_figures(node.pid)
+        body(node, row)
     except (RuntimeError, OSError, struct.error, subprocess.TimeoutExpired, kr.ReferenceFailed) as e:
         row["error"] = str(e)[:600]
         failed = True
     finally:
         node.close(failed)
     return row
+
+
+def partitions_case(args, cls, n):
+    return run_case(args, cls, {"partitions": n}, lambda node, row: partitions_body(args, node, row, n))
+
+
+def partitions_body(args, node, row, n):
+    node.spawn()
+    if wait_accepting(node.port, node.proc, 120) is None:
+        raise RuntimeError("the broker did not start")
+    if not wait_metadata(node.port, 120):  # Metadata answers (a KRaft node: once its quorum is up)
+        raise RuntimeError("no Metadata answer")
+    t0 = time.monotonic()
+    code, note = create_topic_in_steps(node.port, "scale", n, args.create_timeout)
+    if note:
+        row["create_note"] = note
+    if code != 0:
+        raise RuntimeError("CreateTopics answered error %d" % code)
+    if not wait_partitions(node.port, "scale", n, args.create_timeout):
+        raise RuntimeError("not every partition got a leader")
+    row["create_s"] = round(time.monotonic() - t0, 3)
+    time.sleep(3)
+    row["created"] = proc_figures(node.pid)
+    rc = node.stop()
+    row["stop_exit"] = rc
+    t0 = time.monotonic()
+    node.spawn()
+    accept = wait_accepting(node.port, node.proc, 300)
+    if accept is None:
+        raise RuntimeError("the broker did not start again")
+    row["restart_accept_ms"] = round(accept * 1000, 2)
+    if not wait_partitions(node.port, "scale", n, 300):
+        raise RuntimeError("after the restart, not every partition has a leader")
+    row["restart_all_leaders_s"] = round(time.monotonic() - t0, 3)
+    time.sleep(3)
+    row["restarted"] = proc_figures(node.pid)
+    with PeakSampler(node.pid) as peak:
+        r = run_load(args, node, ["--topic", "scale", "--partitions", "0", "--connections", str(args.connections),
+                                  "--threads", "2", "--acks", "1", "--record-size", "100", "--batch-records",
+                                  "100", "--duration", str(args.duration), "--warmup", "2"],
+                     timeout=args.duration + 200)
+    row["produce"] = {k: r.get(k) for k in ("records_per_s", "broker_cpu_per_million", "client_cpu_per_million",
+                                            "errors", "failed_connections", "unanswered_requests",
+                                            "connections")}
+    row["produce"]["p99_ms"] = r["latency_us"]["p99"] / 1000.0
+    row["during_produce_peak"] = peak.peak
+    row["after_produce"] = proc_figures(node.pid)
 
 
 def connections_case(args, cls, idle):
-    node = cls(args.broker, cache=args.cache)
-    row = {"side": node.label, "idle_connections": idle, "busy_connections": args.connections}
-    failed = False
-    try:
-        node.spawn()
-        if wait_accepting(node.port, node.proc, 120) is None or not wait_metadata(node.port, 120):
-            raise RuntimeError("the broker did not start")
-        if create_topic(node.port, "conns", args.idle_partitions) != 0:
-            raise RuntimeError("CreateTopics failed")
-        wait_partitions(node.port, "conns", args.idle_partitions, 60)
-        row["before"] = proc_figures(node.pid)
-        with PeakSampler(node.pid) as peak:
-            r = run_load(args, node, ["--topic", "conns", "--partitions", "0", "--connections", str(args.connections),
-                                      "--idle-connections", str(idle), "--threads", "2", "--acks", "1",
-                                      "--duration", str(args.duration), "--warmup", "2"],
-                         timeout=args.duration + 300)
-        row.update({k: r.get(k) for k in ("setup_s", "idle_ready", "idle_failed", "idle_alive", "records_per_s",
-                                          "broker_cpu_per_million", "errors", "failed_connections",
-                                          "connection_errors")})
-        row["peak"] = peak.peak
-        row["after"] = proc_figures(node.pid)
-    except (RuntimeError, OSError, struct.error, subprocess.TimeoutExpired, kr.ReferenceFailed) as e:
-        row["error"] = str(e)[:600]
-        failed = True
-    finally:
-        node.close(failed)
-    return row
+    return run_case(args, cls, {"idle_connections": idle, "busy_connections": args.connections},
+                    lambda node, row: connections_body(args, node, row, idle))
+
+
+def connections_body(args, node, row, idle):
+    node.spawn()
+    if wait_accepting(node.port, node.proc, 120) is None or not wait_metadata(node.port, 120):
+        raise RuntimeError("the broker did not start")
+    if create_topic(node.port, "conns", args.idle_partitions) != 0:
+        raise RuntimeError("CreateTopics failed")
+    wait_partitions(node.port, "conns", args.idle_partitions, 60)
+    row["before"] = proc_figures(node.pid)
+    with PeakSampler(node.pid) as peak:
+        r = run_load(args, node, ["--topic", "conns", "--partitions", "0", "--connections", str(args.connections),
+                                  "--idle-connections", str(idle), "--threads", "2", "--acks", "1",
+                                  "--duration", str(args.duration), "--warmup", "2"],
+                     timeout=args.duration + 300)
+    row.update({k: r.get(k) for k in ("setup_s", "idle_ready", "idle_failed", "idle_alive", "records_per_s",
+                                      "broker_cpu_per_million", "errors", "failed_connections",
+                                      "connection_errors")})
+    row["peak"] = peak.peak
+    row["after"] = proc_figures(node.pid)
 
 
 def fmt(v):
