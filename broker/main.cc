@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   log::init(config->log_level);
   log::info("sluice {} (revision {})", broker::build_version(), broker::build_revision());
-  // Each partition holds three files open (.log, .index, .timeindex): raise the soft limit on open files to
-  // the hard one, as the JVM does for Kafka, so the limit is what the administrator set, not a login default.
+  // Each partition holds a file open per segment (its .log), each connection a socket: raise the soft limit on
+  // open files to the hard one, as the JVM does for Kafka, so the limit is what the administrator set, not a login default.
   if (struct rlimit rl; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
     const rlim_t before = rl.rlim_cur;
     rl.rlim_cur = rl.rlim_max;
