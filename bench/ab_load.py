@@ -66,6 +66,7 @@ def main():
     args = ap.parse_args()
     keys = ("records_per_s", "cpu_per_million", "p99_ms", "fds", "rss_mb")
     rows = []
+    failures = 0
     for size in [int(x) for x in args.sizes.split(",")]:
         for acks in args.acks.split(","):
             runs = {"before": [], "after": []}
@@ -73,6 +74,8 @@ def main():
                 order = ("before", "after") if k % 2 == 0 else ("after", "before")
                 for side in order:
                     r = one(args, getattr(args, side), size, acks)
+                    if not r:
+                        failures += 1
                     if r:
                         runs[side].append(r)
                         print("  %dB acks=%s round %d %s: %s" % (size, acks, k + 1, side, json.dumps(r)), flush=True)
@@ -87,7 +90,9 @@ def main():
     print("|---|---|---|---:|---:|---:|")
     for r in rows:
         print(r)
-    return 0
+    if failures:
+        print("%d run(s) failed (above); their figures are left out" % failures)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

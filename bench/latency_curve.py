@@ -88,9 +88,12 @@ def main():
             lat = res["latency_us"]
             cells += ["{:,.0f}".format(res["records_per_s"]), "%.3f" % (lat["p50"] / 1000.0),
                       "%.3f" % (lat["p99"] / 1000.0), "%.3f" % (lat["p999"] / 1000.0),
-                      "%.3f" % (res["broker_cpu_per_million"] or 0)]
+                      "-" if res.get("broker_cpu_per_million") is None else "%.3f" % res["broker_cpu_per_million"]]
         print("| {:,} | ".format(rate) + " | ".join(cells) + " |")
-    return 0
+    errors = [(rate, l, got[l][1]) for rate, got in rows for l in got if got[l][1]]
+    for rate, l, err in errors:
+        print("%s at %d records/s: %s" % (l, rate, err))
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

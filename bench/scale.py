@@ -7,13 +7,13 @@
 
 Per partition count N (a fresh broker each):
   - `created`: CreateTopics of one topic of N partitions (RF 1) on an empty node (Kafka refuses more than 10,000
-    records in one controller operation: there, half the partitions then CreatePartitions steps): how long it took,
+    records in one controller operation: there, 5,000 partitions, then CreatePartitions steps of 5,000): how long it took,
     then after 3 s idle the broker's RSS (VmRSS), open fds (/proc/PID/fd) and threads;
   - `restart`: SIGTERM, then a new process on the same log dir: time from spawn to the first accepted TCP
     connection (polled every 0.5 ms), time until Metadata lists all N partitions with a leader, and RSS / fds 3 s
     after that;
   - `produce`: sluice_load at max rate over all N partitions (acks=1, 100 B records, 100 per batch, --connections
-    connections), records/s and broker CPU s per million records, RSS and fds at the end.
+    connections, --threads 2), records/s and broker CPU s per million records, RSS and fds at the end.
 Connections (one node, a topic of --idle-partitions partitions): sluice_load with --idle connections that only
 negotiate and hold, plus --connections busy producers at max rate; the broker's fds and RSS (highest seen while
 the run lasts), how many idle connections were set up and still answered at the end, the busy throughput.
@@ -432,27 +432,30 @@ def main():
         for r in rows:
             f.write(json.dumps(r) + "\n")
 
-    print("\n| side | partitions | create s | RSS MB | fds | restart: accept ms | all leaders s | RSS MB | fds "
-          "| produce records/s | broker CPU s/M | peak fds | peak RSS MB | errors |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("\n| side | partitions | create s | RSS MB created | fds created | restart: accept ms | all leaders s "
+          "| RSS MB restarted | fds restarted | produce records/s | broker CPU s/M | p99 ms | peak fds | peak RSS MB "
+          "| errors |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         if "partitions" not in r:
             continue
         c, s, p, pk = r.get("created", {}), r.get("restarted", {}), r.get("produce", {}), r.get("during_produce_peak", {})
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["side"], fmt(r["partitions"]), fmt(r.get("create_s")), fmt(c.get("rss_mb")), fmt(c.get("fds")),
             fmt(r.get("restart_accept_ms")), fmt(r.get("restart_all_leaders_s")), fmt(s.get("rss_mb")),
             fmt(s.get("fds")), fmt(p.get("records_per_s")), fmt(p.get("broker_cpu_per_million")),
-            fmt(pk.get("fds")), fmt(pk.get("rss_mb")), r.get("error") or p.get("errors") or "none"))
+            fmt(p.get("p99_ms")), fmt(pk.get("fds")), fmt(pk.get("rss_mb")),
+            r.get("error") or p.get("errors") or "none"))
     print("\n| side | idle + busy connections | set-up s | negotiated | still answering | busy records/s "
-          "| RSS before MB | peak RSS MB | peak fds | errors |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| broker CPU s/M | RSS before MB | peak RSS MB | peak fds | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         if "idle_connections" not in r:
             continue
-        print("| %s | %s + %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s + %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["side"], fmt(r["idle_connections"]), r["busy_connections"], fmt(r.get("setup_s")),
             fmt(r.get("idle_ready")), fmt(r.get("idle_alive")), fmt(r.get("records_per_s")),
+            fmt(r.get("broker_cpu_per_million")),
             fmt(r.get("before", {}).get("rss_mb")), fmt(r.get("peak", {}).get("rss_mb")),
             fmt(r.get("peak", {}).get("fds")), r.get("error") or r.get("errors") or "none"))
     return 0 if all("error" not in r for r in rows) else 1
