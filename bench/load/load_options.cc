@@ -129,7 +129,10 @@ load_options parse_load_options(int argc, char** argv) {
       if (pid <= 0) usage_error("bad --broker-pid '" + one + "'");
       o.broker_pids.push_back(pid);
     }
-  if (warmup >= 0) o.warmup_s = warmup;
+  if (vm.count("warmup")) {
+    if (warmup < 0) usage_error("--warmup must be >= 0");
+    o.warmup_s = warmup;
+  }
   if (vm.count("partitions") && partitions < 0) usage_error("--partitions must be >= 0");
   o.partitions = partitions >= 0 ? partitions : (o.mode == load_mode::produce ? 1 : 0);
   if (o.connections < 1 || o.consumers < 1 || o.threads < 1 || o.inflight < 1)
