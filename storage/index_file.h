@@ -3,6 +3,7 @@
 // and cut with truncate(2), no descriptor held in between. Kafka mmaps a preallocated file (and closes its
 // descriptor); we keep the entries in memory and write the file at its exact size, so no trimming is needed at
 // close. The offset and time indexes write their new entries at flush time only (offset_index.h).
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -28,6 +29,26 @@ class index_file {
   sluice::result<void> truncate(int64_t size);
   /// The file's size in bytes as this object left it (read at open, then moved by write_at and truncate).
   int64_t size() const { return size_; }
+
+  /// For a file of fixed-size entries whose first `persisted` are on disk: writes entries [persisted, count) in one
+  /// pwrite, each encoded by encode(i, out) into `entry_size` bytes at `out`, after cutting whatever follows the
+  /// persisted ones (a tail loaded as invalid), then sets `persisted` to `count`. Not durable until flush().
+  template <class Encode>
+  sluice::result<void> write_entries(size_t& persisted, size_t count, size_t entry_size, Encode encode) {
+    if (persisted >= count) return {};
+    std::vector<uint8_t> buf((count - persisted) * entry_size);
+    for (size_t i = persisted; i < count; ++i) encode(i, buf.data() + (i - persisted) * entry_size);
+    const auto at = static_cast<int64_t>(persisted * entry_size);
+    if (auto t = truncate(at); !t) return t;
+    if (auto w = write_at(at, buf); !w) return w;
+    persisted = count;
+    return {};
+  }
+  /// The entries were cut to `count`: `persisted` becomes at most `count` and the file is cut after it.
+  sluice::result<void> cut_entries(size_t& persisted, size_t count, size_t entry_size) {
+    persisted = std::min(persisted, count);
+    return truncate(static_cast<int64_t>(persisted * entry_size));
+  }
   /// fdatasyncs the file when anything was written or cut since the last flush. A failed fsync is a log dir
   /// failure (io_failure).
   sluice::result<void> flush();

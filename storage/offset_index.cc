@@ -54,20 +54,10 @@ sluice::result<void> offset_index::flush() {
 }
 
 sluice::result<void> offset_index::write_pending() {
-  if (persisted_ < entries_.size()) {
-    std::vector<uint8_t> buf((entries_.size() - persisted_) * entry_size);
-    uint8_t* out = buf.data();
-    for (size_t i = persisted_; i < entries_.size(); ++i, out += entry_size) {
-      detail::store_be<int32_t>(out, static_cast<int32_t>(entries_[i].offset - base_offset_));
-      detail::store_be<int32_t>(out + 4, static_cast<int32_t>(entries_[i].position));
-    }
-    const int64_t at = static_cast<int64_t>(persisted_) * entry_size;
-    // Bytes past the valid entries (a file loaded !sane and not reset) go first.
-    if (auto t = file_.truncate(at); !t) return t;
-    if (auto w = file_.write_at(at, buf); !w) return w;
-    persisted_ = entries_.size();
-  }
-  return {};
+  return file_.write_entries(persisted_, entries_.size(), entry_size, [&](size_t i, uint8_t* out) {
+    detail::store_be<int32_t>(out, static_cast<int32_t>(entries_[i].offset - base_offset_));
+    detail::store_be<int32_t>(out + 4, static_cast<int32_t>(entries_[i].position));
+  });
 }
 
 offset_position offset_index::lookup(int64_t offset) const {
@@ -82,8 +72,7 @@ sluice::result<void> offset_index::truncate_to(int64_t offset) {
                              [](const offset_position& e, int64_t o) { return e.offset < o; });
   entries_.erase(it, entries_.end());
   loaded_sane_ = true;
-  persisted_ = std::min(persisted_, entries_.size());
-  return file_.truncate(static_cast<int64_t>(persisted_) * entry_size);
+  return file_.cut_entries(persisted_, entries_.size(), entry_size);
 }
 
 }  // namespace sluice::storage

@@ -45,19 +45,10 @@ sluice::result<void> time_index::flush() {
 }
 
 sluice::result<void> time_index::write_pending() {
-  if (persisted_ < entries_.size()) {
-    std::vector<uint8_t> buf((entries_.size() - persisted_) * entry_size);
-    uint8_t* out = buf.data();
-    for (size_t i = persisted_; i < entries_.size(); ++i, out += entry_size) {
-      detail::store_be<int64_t>(out, entries_[i].timestamp);
-      detail::store_be<int32_t>(out + 8, static_cast<int32_t>(entries_[i].offset - base_offset_));
-    }
-    const int64_t at = static_cast<int64_t>(persisted_) * entry_size;
-    if (auto t = file_.truncate(at); !t) return t;  // bytes past the valid entries go first
-    if (auto w = file_.write_at(at, buf); !w) return w;
-    persisted_ = entries_.size();
-  }
-  return {};
+  return file_.write_entries(persisted_, entries_.size(), entry_size, [&](size_t i, uint8_t* out) {
+    detail::store_be<int64_t>(out, entries_[i].timestamp);
+    detail::store_be<int32_t>(out + 8, static_cast<int32_t>(entries_[i].offset - base_offset_));
+  });
 }
 
 timestamp_offset time_index::lookup(int64_t timestamp) const {
@@ -76,8 +67,7 @@ sluice::result<void> time_index::truncate_to(int64_t offset) {
                          [offset](const timestamp_offset& e) { return e.offset >= offset; });
   entries_.erase(it, entries_.end());
   loaded_sane_ = true;
-  persisted_ = std::min(persisted_, entries_.size());
-  return file_.truncate(static_cast<int64_t>(persisted_) * entry_size);
+  return file_.cut_entries(persisted_, entries_.size(), entry_size);
 }
 
 }  // namespace sluice::storage
