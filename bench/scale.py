@@ -89,29 +89,12 @@ class PeakSampler:
         self._thread.join(5)
 
 
-def _call(port, api_key, version, body, timeout):
-    client = b"sluice-scale"
-    msg = struct.pack(">hhih", api_key, version, 7, len(client)) + client + body
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(struct.pack(">i", len(msg)) + msg)
-        data = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:  # bounded by the deadline and the socket timeout
-            chunk = s.recv(1 << 20)
-            if not chunk:
-                break
-            data += chunk
-            if len(data) >= 4 and len(data) >= 4 + struct.unpack(">i", data[:4])[0]:
-                break
-    return data[8:]  # after size and correlation id
-
-
 def create_topic(port, topic, partitions, timeout=120.0):
     """CreateTopics v2 (one topic, RF 1, no configs); returns the topic's error code."""
     name = topic.encode()
     body = (struct.pack(">ih", 1, len(name)) + name + struct.pack(">ihii", partitions, 1, 0, 0)
             + struct.pack(">ib", int(timeout * 1000), 0))
-    resp = _call(port, 19, 2, body, timeout + 10)
+    resp = kr._request(port, 19, 2, body, timeout + 10)
     # throttle, [name, error, message]
     (n,) = struct.unpack(">i", resp[4:8])
     (nlen,) = struct.unpack(">h", resp[8:10])
@@ -124,7 +107,7 @@ def create_partitions(port, topic, count, timeout=120.0):
     name = topic.encode()
     body = (struct.pack(">ih", 1, len(name)) + name + struct.pack(">ii", count, -1)
             + struct.pack(">ib", int(timeout * 1000), 0))
-    resp = _call(port, 37, 1, body, timeout + 10)
+    resp = kr._request(port, 37, 1, body, timeout + 10)
     (nlen,) = struct.unpack(">h", resp[8:10])
     (code,) = struct.unpack(">h", resp[10 + nlen:12 + nlen])
     return code
@@ -153,7 +136,7 @@ def create_topic_in_steps(port, topic, partitions, timeout):
 def partitions_with_leader(port, topic, timeout=30.0):
     """Metadata v1 for `topic`: how many of its partitions have a leader (-1 on error)."""
     name = topic.encode()
-    resp = _call(port, 3, 1, struct.pack(">ih", 1, len(name)) + name, timeout)
+    resp = kr._request(port, 3, 1, struct.pack(">ih", 1, len(name)) + name, timeout)
     pos = 0
     (nb,) = struct.unpack_from(">i", resp, pos)
     pos += 4
@@ -186,12 +169,12 @@ def partitions_with_leader(port, topic, timeout=30.0):
 
 
 def wait_metadata(port, timeout):
-    """Until Metadata v1 with no topics (an empty array: no topic, nothing auto-created) lists a broker."""
+    """Until ApiVersions answers and Metadata lists a broker (kafka_reference.probe; a KRaft node once its quorum
+    is up)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            resp = _call(port, 3, 1, struct.pack(">i", 0), 5)
-            if struct.unpack_from(">i", resp, 0)[0] >= 1:
+            if kr.probe(port):
                 return True
         except (OSError, struct.error):
             pass
