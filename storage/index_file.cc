@@ -100,6 +100,17 @@ sluice::result<void> index_file::flush() {
   return {};
 }
 
+sluice::result<void> fsync_path_if_exists(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return {};
+    return io_error("open", path);
+  }
+  fd_closer closer{fd};
+  if (::fdatasync(fd) != 0) return io_failure("fsync", path);
+  return {};
+}
+
 sluice::result<void> fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return io_error("open", dir);

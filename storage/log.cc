@@ -105,20 +105,36 @@ sluice::result<void> log::load(log_recovery_state state) {
     segment& seg = *s.value();
     const bool is_last = i + 1 == bases.size();
     const int64_t next_base = is_last ? INT64_MAX : bases[i + 1];
-    const bool trusted = !is_last && (state.recovery_point < 0 || next_base <= state.recovery_point);
+    const bool trusted = !is_last && state.recovery_point >= 0 && next_base <= state.recovery_point;
+    int64_t cut = 0;  // bytes recovery cut off a torn or corrupt tail
     if (state.recovery_point < 0) {
-      // No checkpoint: only the active segment can hold unflushed data (a roll fsyncs the segment it ends).
-      if (is_last) {
-        if (auto r = seg.recover(0); !r) return r.err();
-      } else if (auto r = seg.load(indexes_existed); !r) {
-        return r.err();
-      }
+      // No checkpointed recovery point: every segment may hold unsynced bytes, since a roll leaves the fsync of the
+      // segment it ends to a background flusher (Kafka recovers such a log from offset 0 too).
+      auto r = seg.recover(0);
+      if (!r) return r.err();
+      cut = r.value();
     } else if (next_base <= state.recovery_point) {
       if (auto r = seg.load(indexes_existed); !r) return r.err();  // wholly below the recovery point
     } else if (indexes_existed && state.recovery_point > base) {
-      if (auto r = seg.recover_from_offset(state.recovery_point); !r) return r.err();
-    } else if (auto r = seg.recover(0); !r) {
-      return r.err();
+      auto r = seg.recover_from_offset(state.recovery_point);
+      if (!r) return r.err();
+      cut = r.value();
+    } else {
+      auto r = seg.recover(0);
+      if (!r) return r.err();
+      cut = r.value();
+    }
+    if (cut > 0 && !is_last) {
+      // The log ends in this segment's torn tail: later segments were written after it and hold no acknowledged
+      // data that this one does not (Kafka's LogLoader deletes the unflushed segments after a corrupt one).
+      sluice::log::warn("storage: {}: segment {} had a torn tail ({} bytes cut); deleting the {} segment(s) after it",
+                        dir_.string(), base, cut, bases.size() - i - 1);
+      for (size_t j = i + 1; j < bases.size(); ++j) {
+        for (const char* ext : {".log", ".index", ".timeindex", ".txnindex"}) {
+          std::filesystem::remove(dir_ / detail::segment_file_name(bases[j], ext), ec);
+        }
+      }
+      bases.resize(i + 1);
     }
     // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.
     // A segment that ends at or below the checkpointed recovery point was flushed before (a clean
@@ -173,16 +189,57 @@ bool log::should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_
 }
 
 sluice::result<void> log::roll() {
+  take_finished_flushes();
   segment& old = active();
-  if (auto r = old.on_become_inactive(); !r) return r;  // fsync the finished segment
-  auto s = segment::create(dir_, log_end_offset_, config_.index_interval_bytes, clock_.now_ms());
+  const int64_t end = log_end_offset_;
+  std::optional<segment_sync_target> deferred;
+  if (flusher_) {
+    auto target = old.become_inactive_without_sync();
+    if (!target) return target.err();
+    deferred = std::move(target.value());
+  } else if (auto r = old.on_become_inactive(); !r) {  // fsync the finished segment here
+    return r;
+  }
+  auto s = segment::create(dir_, end, config_.index_interval_bytes, clock_.now_ms());
   if (!s) return s.err();
-  segments_.emplace(log_end_offset_, std::move(s.value()));
-  recovery_point_ = log_end_offset_;
+  segments_.emplace(end, std::move(s.value()));
+  if (deferred) {
+    const uint64_t generation = roll_flushes_->generation;  // written only on this strand
+    flusher_->submit([state = roll_flushes_, target = std::move(*deferred), generation, end] {
+      const auto r = target.sync();  // a failure is reported as a log dir failure inside
+      std::lock_guard lock(state->mutex);
+      if (!r) state->failed = true;
+      if (state->failed || state->generation != generation) return;
+      if (end > state->synced_to.load(std::memory_order_relaxed)) state->synced_to.store(end, std::memory_order_release);
+    });
+  } else {
+    recovery_point_ = end;
+  }
   publish();
   snapshot_producer_state();  // Kafka: a producer snapshot at every new segment's base offset
-  sluice::log::debug("storage: {}: rolled new segment at offset {}", dir_.string(), log_end_offset_);
+  sluice::log::debug("storage: {}: rolled new segment at offset {}", dir_.string(), end);
   return {};
+}
+
+void log::set_background_flusher(background_flusher* flusher) {
+  flusher_ = flusher;
+  if (flusher_ && !roll_flushes_) roll_flushes_ = std::make_shared<roll_flush_state>();
+}
+
+void log::take_finished_flushes() {
+  if (!roll_flushes_) return;
+  const int64_t synced = roll_flushes_->synced_to.load(std::memory_order_acquire);
+  if (synced > recovery_point_ && synced <= log_end_offset_) {
+    recovery_point_ = synced;
+    publish();
+  }
+}
+
+void log::forget_pending_flushes() {
+  if (!roll_flushes_) return;
+  std::lock_guard lock(roll_flushes_->mutex);
+  ++roll_flushes_->generation;
+  roll_flushes_->synced_to.store(-1, std::memory_order_relaxed);
 }
 
 namespace {
@@ -222,6 +279,7 @@ sluice::error refused_records(std::vector<record_error> rejected, size_t batch, 
 sluice::result<append_result> log::append(std::span<uint8_t> batches, int32_t leader_epoch, append_origin origin,
                                           std::vector<record_error>* rejected) {
   if (batches.empty()) return make_error(errc::invalid_record, "no record batches to append");
+  take_finished_flushes();
 
   // 1. Validate every batch before writing any (Kafka's analyzeAndValidateRecords + LogValidator).
   struct batch_ref {
@@ -410,9 +468,15 @@ sluice::result<read_result> log::read(int64_t offset, int32_t max_bytes, int64_t
 
 sluice::result<void> log::flush() {
   if (segments_.empty()) return {};
+  take_finished_flushes();
   // Nothing written since the last flush (or since recovery fsynced what it scanned): nothing to sync.
   if (unflushed_records_ == 0 && recovery_point_ == log_end_offset_) return {};
-  if (auto r = active().flush(); !r) return r;
+  // Rolled segments whose background flush has not finished (or failed) hold offsets past the recovery point too.
+  auto it = segments_.upper_bound(recovery_point_);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    if (auto r = it->second->flush(); !r) return r;
+  }
   recovery_point_ = log_end_offset_;
   unflushed_records_ = 0;
   last_flush_ms_ = clock_.monotonic_ms();
@@ -521,6 +585,7 @@ sluice::result<int64_t> log::delete_records_before(int64_t offset) {
 }
 
 sluice::result<bool> log::flush_if_needed() {
+  take_finished_flushes();
   if (unflushed_records_ == 0) return false;
   const bool by_count = unflushed_records_ >= config_.flush_messages;
   const bool by_time = config_.flush_ms != INT64_MAX && clock_.monotonic_ms() - last_flush_ms_ >= config_.flush_ms;
@@ -532,6 +597,7 @@ sluice::result<bool> log::flush_if_needed() {
 sluice::result<void> log::truncate_to(int64_t offset) {
   if (offset >= log_end_offset_) return {};
   if (offset < 0) return make_error(errc::invalid_argument, "truncate to a negative offset");
+  forget_pending_flushes();
   // Drop whole segments at or above the offset, keeping at least one.
   while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
     if (auto r = delete_segment(std::prev(segments_.end())); !r) return r;

@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 
 #include "base/clock.h"
 #include "base/file_region.h"
 #include "base/result.h"
+#include "storage/background_flusher.h"
 #include "storage/compression.h"
 #include "storage/leader_epoch_cache.h"
 #include "storage/log_cleaner.h"
@@ -69,16 +71,15 @@ struct cleaning_limits {
 
 /// Where log::open starts recovery; read from the log dir's checkpoint files by the log_manager.
 struct log_recovery_state {
-  int64_t recovery_point = -1;    // offsets below were fsynced; -1: unknown (recover the active segment)
+  int64_t recovery_point = -1;    // offsets below were fsynced; -1: unknown (recover every segment)
   int64_t log_start_offset = -1;  // from log-start-offset-checkpoint; -1: the first segment's base offset
 };
 
 class log {
  public:
-  /// Opens (creating if missing) the partition directory `dir` and recovers it: the last (active)
-  /// segment is scanned batch by batch (length, magic, CRC32C, increasing offsets), a torn or corrupt tail
-  /// is cut at the first invalid byte and that segment's indexes are rebuilt from the scan. Older segments
-  /// are trusted (rolled segments were fsynced) but a missing or invalid .index/.timeindex is rebuilt.
+  /// Opens (creating if missing) the partition directory `dir` and recovers it: with no recovery point known,
+  /// every segment is scanned batch by batch (length, magic, CRC32C, increasing offsets), a torn or corrupt
+  /// tail is cut at the first invalid byte and that segment's indexes are rebuilt from the scan.
   /// Errors: errc::io_error.
   static sluice::result<std::unique_ptr<log>> open(std::filesystem::path dir, log_config config,
                                                    sluice::clock& clock);
@@ -127,8 +128,16 @@ class log {
   int64_t log_start_offset() const { return log_start_offset_; }
   int64_t log_end_offset() const { return log_end_offset_; }  // next offset to be assigned (LEO)
   int64_t size_bytes() const;                                  // total bytes of all segments
-  /// Offsets below this are fsynced (the value written to recovery-point-offset-checkpoint).
+  /// Offsets below this are fsynced (the value written to recovery-point-offset-checkpoint). With a background
+  /// flusher it moves past a rolled segment only once that segment's flush has finished and a later call on the
+  /// strand (append, flush_if_needed, roll, flush) has taken the result.
   int64_t recovery_point() const { return recovery_point_; }
+
+  /// Rolls hand the fsync of the segment they end to `flusher` (Kafka's UnifiedLog.roll schedules it too) instead
+  /// of running it on the strand; nullptr (the default): the roll fsyncs inline. The flusher must outlive every
+  /// roll. A failed background fsync is a log dir failure (storage/log_dir_failure.h), and the recovery point then
+  /// stays where it was. flush() and close() still fsync whatever a background flush has not finished.
+  void set_background_flusher(background_flusher* flusher);
   size_t segment_count() const { return segments_.size(); }
   /// Base offsets of the segments, oldest first.
   std::vector<int64_t> segment_base_offsets() const;
@@ -269,6 +278,19 @@ class log {
   segment& active() { return *segments_.rbegin()->second; }
   bool should_roll(int64_t bytes, int64_t offset_span, int64_t now_ms, int64_t max_timestamp) const;
   sluice::result<void> roll();
+  // Background flushes of rolled segments (set_background_flusher). A job reports to this state, never to the log:
+  // `synced_to` is the end of the last rolled segment synced by a job of the current `generation`; a truncation
+  // starts a new generation so that a job for bytes it removed cannot move the recovery point over new ones.
+  struct roll_flush_state {
+    std::mutex mutex;
+    uint64_t generation = 0;
+    bool failed = false;  // a job's fsync failed: later jobs do not move the recovery point over its segment
+    std::atomic<int64_t> synced_to{-1};
+  };
+  background_flusher* flusher_ = nullptr;
+  std::shared_ptr<roll_flush_state> roll_flushes_;
+  void take_finished_flushes();  // moves the recovery point to what finished jobs synced
+  void forget_pending_flushes();  // a truncation: what queued jobs sync no longer counts
   sluice::result<void> delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it);
   // Idempotence: newest snapshot <= LEO, then the batch headers after it (storage/producer_state.h).
   sluice::result<void> rebuild_producer_state();

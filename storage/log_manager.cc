@@ -144,7 +144,7 @@ sluice::result<void> log_manager::load() {
       log_recovery_state state;
       if (auto it = recovery->find(*tp); it != recovery->end()) state.recovery_point = it->second;
       if (auto it = starts->find(*tp); it != starts->end()) state.log_start_offset = it->second;
-      auto l = log::open(child, default_config_, clock_, state);
+      auto l = open_log(child, default_config_, state);
       if (!l) return l.err();
       logs_[*tp] = entry{std::move(l.value()), d};
     }
@@ -164,7 +164,7 @@ sluice::result<void> log_manager::load() {
     std::filesystem::rename(future, live, ec);
     if (ec) return make_error(errc::io_error, "rename " + future.string() + ": " + ec.message());
     sluice::log::info("storage: finished moving {} to {}", dir_name(*tp), log_dirs_[d].string());
-    auto l = log::open(live, default_config_, clock_);  // its offsets are not in this dir's checkpoints yet
+    auto l = open_log(live, default_config_);  // its offsets are not in this dir's checkpoints yet
     if (!l) return l.err();
     logs_[*tp] = entry{std::move(l.value()), d};
   }
@@ -239,7 +239,7 @@ sluice::result<log*> log_manager::move(const std::string& topic, int32_t partiti
   std::filesystem::rename(from, doomed, ec);
   if (ec) {
     // The old log stays: reopen it where it is.
-    auto back = log::open(from, config, clock_, state);
+    auto back = open_log(from, config, state);
     std::error_code ignored;
     std::filesystem::remove_all(future, ignored);
     if (!back) return back.err();
@@ -251,12 +251,19 @@ sluice::result<log*> log_manager::move(const std::string& topic, int32_t partiti
   std::filesystem::rename(future, live, ec);
   if (ec) return make_error(errc::io_error, "rename " + future.string() + ": " + ec.message() + " (the next start finishes the move)");
   (void)detail::fsync_directory(log_dirs_[dest_index]);
-  auto moved = log::open(live, config, clock_, state);
+  auto moved = open_log(live, config, state);
   if (!moved) return moved.err();
   it->second = entry{std::move(moved.value()), dest_index};
   delete_in_background(doomed);
   if (auto r = write_checkpoints_locked(); !r) sluice::log::warn("storage: checkpoint after a move: {}", r.err().message);
   return it->second.partition_log.get();
+}
+
+sluice::result<std::unique_ptr<log>> log_manager::open_log(const std::filesystem::path& dir, const log_config& config,
+                                                          log_recovery_state state) {
+  auto l = log::open(dir, config, clock_, state);
+  if (l) l.value()->set_background_flusher(&flusher_);
+  return l;
 }
 
 sluice::result<log*> log_manager::create(const std::string& topic, int32_t partition, log_config config) {
@@ -276,7 +283,7 @@ sluice::result<log*> log_manager::create(const std::string& topic, int32_t parti
   const auto dir = log_dirs_[d] / dir_name(tp);
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir, ec);
-  auto l = log::open(dir, config, clock_);
+  auto l = open_log(dir, config);
   if (!l) {
     // A log that could not be opened (EMFILE, ENOSPC, ...) leaves no directory behind that this call made: the
     // next start would otherwise load it as a partition of a topic that does not exist.

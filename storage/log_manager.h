@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/result.h"
+#include "storage/background_flusher.h"
 #include "storage/log.h"
 #include "storage/offset_checkpoint.h"
 
@@ -103,10 +104,15 @@ class log_manager {
     size_t dir_index = 0;
   };
   sluice::result<void> write_checkpoints_locked();
+  /// log::open, with rolls handing their fsyncs to flusher_.
+  sluice::result<std::unique_ptr<log>> open_log(const std::filesystem::path& dir, const log_config& config,
+                                                log_recovery_state state = {});
 
   std::vector<std::filesystem::path> log_dirs_;
   log_config default_config_;
   sluice::clock& clock_;
+  // The fsyncs of rolled segments (storage/background_flusher.h). Declared before logs_: it outlives them.
+  background_flusher flusher_;
   mutable std::mutex mutex_;
   std::map<topic_partition, entry> logs_;
   std::map<topic_partition, size_t> preferred_dirs_;  // set_preferred_dir

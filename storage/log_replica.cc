@@ -71,6 +71,7 @@ sluice::result<append_result> log::append_as_follower(std::span<const uint8_t> b
 
 sluice::result<void> log::truncate_fully_and_start_at(int64_t offset) {
   if (offset < 0) return make_error(errc::invalid_argument, "start a log at a negative offset");
+  forget_pending_flushes();
   while (!segments_.empty()) {
     if (auto r = delete_segment(std::prev(segments_.end())); !r) return r;
   }

@@ -467,16 +467,45 @@ sluice::result<void> segment::on_become_inactive() {
   return flush();
 }
 
+sluice::result<segment_sync_target> segment::become_inactive_without_sync() {
+  if (max_timestamp_ >= 0) {
+    if (auto r = time_index_.maybe_append(max_timestamp_, offset_of_max_timestamp_); !r) return r.err();
+  }
+  if (auto r = write_indexes(); !r) return r.err();
+  segment_sync_target target{file_, log_path(), {file_path(".index"), file_path(".timeindex")}};
+  if (txn_index_) target.index_paths.push_back(txn_index_->path());
+  return target;
+}
+
+namespace {
+
+// fdatasync(fd), timed as Kafka's kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs (the JMX exporter's name).
+sluice::result<void> timed_fdatasync(int fd, const std::filesystem::path& path) {
+  static metrics::histogram& flush_ms = metrics::process_registry().histogram(
+      "kafka_log_logflushstats_logflushrateandtimems", "Time of one segment fsync (fdatasync), ms", {},
+      metrics::latency_ms_buckets());
+  const bool timed = metrics::enabled();
+  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  if (::fdatasync(fd) != 0) return detail::io_failure("fsync", path);
+  if (timed) flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return {};
+}
+
+}  // namespace
+
+sluice::result<void> segment_sync_target::sync() const {
+  if (file) {
+    if (auto r = timed_fdatasync(file->fd(), log_path); !r) return r;
+  }
+  for (const auto& p : index_paths) {
+    if (auto r = detail::fsync_path_if_exists(p); !r) return r;
+  }
+  return {};
+}
+
 sluice::result<void> segment::flush() {
   if (file_) {
-    // Kafka's kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs, as the JMX exporter names it.
-    static metrics::histogram& flush_ms = metrics::process_registry().histogram(
-        "kafka_log_logflushstats_logflushrateandtimems", "Time of one segment fsync (fdatasync), ms", {},
-        metrics::latency_ms_buckets());
-    const bool timed = metrics::enabled();
-    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (::fdatasync(file_->fd()) != 0) return detail::io_failure("fsync", log_path());
-    if (timed) flush_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (auto r = timed_fdatasync(file_->fd(), log_path()); !r) return r;
   }
   if (auto r = offset_index_.flush(); !r) return r;
   if (txn_index_) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "base/file_region.h"
 #include "base/result.h"
@@ -34,6 +35,17 @@ const char* to_suffix(segment_suffix s);
 struct batch_position {
   record_batch_header header;
   int64_t position = 0;
+};
+
+/// What the background flush of a segment that has become inactive syncs (log.cc's roll): the .log through the
+/// segment's shared descriptor, its index files by path (one removed or renamed meanwhile is skipped: a deleted
+/// segment needs no sync, and a renamed one is synced by whoever renamed it).
+struct segment_sync_target {
+  std::shared_ptr<const file_handle> file;
+  std::filesystem::path log_path;
+  std::vector<std::filesystem::path> index_paths;
+  /// fdatasyncs all of it. A failed fsync is a log dir failure (detail::io_failure). Any thread.
+  sluice::result<void> sync() const;
 };
 
 class segment {
@@ -122,6 +134,9 @@ class segment {
 
   /// Called when a newer segment takes over: writes the final time index entry and fsyncs everything.
   sluice::result<void> on_become_inactive();
+  /// As on_become_inactive() without the fsyncs: writes the final time index entry and the index entries not yet
+  /// in their files, and returns what a background flush must sync for the segment to be durable.
+  sluice::result<segment_sync_target> become_inactive_without_sync();
 
   sluice::result<void> flush();
   /// Writes index entries not yet in the .index and .timeindex files (after a load or recovery rebuilt them in

@@ -402,6 +402,96 @@ TEST_F(LogTest, RollsWhenSegmentWouldOverflow) {
   EXPECT_EQ(l->size_bytes(), static_cast<int64_t>(b.size()) * 11);
 }
 
+// A roll hands the fsync of the segment it ends to the background flusher: the recovery point (what a restart
+// trusts) stays put until that job has run, then moves to the new segment's base at the next call on the strand.
+TEST_F(LogTest, RollLeavesTheSegmentFsyncToTheBackgroundFlusher) {
+  background_flusher flusher(/*threaded=*/false);
+  log_config c;
+  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 3;
+  auto l = open_log(c);
+  l->set_background_flusher(&flusher);
+  for (int i = 0; i < 4; ++i) append(*l, make_batch(1));
+  ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(flusher.pending(), 1u);
+  EXPECT_EQ(l->recovery_point(), 0);
+  EXPECT_EQ(l->checkpoint_state().recovery_point, 0);
+  EXPECT_EQ(flusher.run_pending(), 1u);
+  EXPECT_EQ(l->recovery_point(), 0);  // taken on the strand, not by the job
+  ASSERT_TRUE(l->flush_if_needed().ok());
+  EXPECT_EQ(l->recovery_point(), 3);
+  EXPECT_EQ(l->checkpoint_state().recovery_point, 3);
+  // The job wrote nothing itself: the rolled segment's index files were written on the strand before it ran.
+  EXPECT_GT(std::filesystem::file_size(seg_file(0, ".timeindex")), 0u);
+}
+
+// A truncation below a rolled segment whose flush is still queued: when the job finishes later it synced bytes that
+// are gone, so it must not move the recovery point over the bytes appended since at the same offsets.
+TEST_F(LogTest, TruncationMakesQueuedRollFlushesStale) {
+  background_flusher flusher(/*threaded=*/false);
+  log_config c;
+  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 3;
+  auto l = open_log(c);
+  l->set_background_flusher(&flusher);
+  for (int i = 0; i < 4; ++i) append(*l, make_batch(1));
+  ASSERT_EQ(flusher.pending(), 1u);  // the flush of [0, 3)
+  ASSERT_TRUE(l->truncate_to(1).ok());
+  for (int i = 0; i < 4; ++i) append(*l, make_batch(1));  // offsets 1..4 again: [0, 3) rolls, a new job for [0, 3)
+  ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 3}));
+  ASSERT_EQ(flusher.pending(), 2u);
+  EXPECT_EQ(flusher.run_pending(), 2u);  // in order: the stale job is ignored, the new one counts
+  ASSERT_TRUE(l->flush_if_needed().ok());
+  EXPECT_EQ(l->recovery_point(), 3);
+
+  // Now the other order: a job queued, then a truncation, then the job runs.
+  for (int i = 0; i < 3; ++i) append(*l, make_batch(1));  // 5, 6 fill [3, 6); 6 rolls
+  ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 3, 6}));
+  ASSERT_EQ(flusher.pending(), 1u);  // the flush of [3, 6)
+  ASSERT_TRUE(l->truncate_to(4).ok());
+  EXPECT_EQ(flusher.run_pending(), 1u);
+  ASSERT_TRUE(l->flush_if_needed().ok());
+  EXPECT_EQ(l->recovery_point(), 3);  // not 6: offsets 4.. were cut, and the job's bytes are gone
+  for (int i = 0; i < 2; ++i) append(*l, make_batch(1));
+  ASSERT_TRUE(l->flush_if_needed().ok());
+  EXPECT_EQ(l->recovery_point(), 3);
+}
+
+// flush() (and so a durable close) syncs the rolled segments whose background flush has not run yet.
+TEST_F(LogTest, FlushSyncsRolledSegmentsStillQueued) {
+  background_flusher flusher(/*threaded=*/false);
+  log_config c;
+  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 2;
+  auto l = open_log(c);
+  l->set_background_flusher(&flusher);
+  for (int i = 0; i < 5; ++i) append(*l, make_batch(1));
+  ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 2, 4}));
+  ASSERT_EQ(flusher.pending(), 2u);
+  ASSERT_TRUE(l->flush().ok());
+  EXPECT_EQ(l->recovery_point(), 5);
+  flusher.run_pending();  // late completions cannot move it back
+  ASSERT_TRUE(l->flush_if_needed().ok());
+  EXPECT_EQ(l->recovery_point(), 5);
+}
+
+// With no checkpointed recovery point, a rolled segment is recovered like the active one: a torn tail there (a
+// power loss before its background flush) is cut, and the segments after it, written later, are deleted.
+TEST_F(LogTest, RecoveryWithoutCheckpointCutsATornRolledSegmentAndWhatFollows) {
+  const int64_t batch = static_cast<int64_t>(make_batch(2).size());
+  {
+    log_config c;
+    c.segment_bytes = batch * 3;
+    auto l = open_log(c);
+    for (int i = 0; i < 7; ++i) append(*l, make_batch(2));
+    ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 6, 12}));
+  }
+  std::filesystem::resize_file(seg_file(6, ".log"), static_cast<uintmax_t>(batch + 10));  // batch 4 whole, 5 torn
+  auto l = open_log({});
+  EXPECT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 6}));
+  EXPECT_EQ(l->log_end_offset(), 8);
+  EXPECT_FALSE(std::filesystem::exists(seg_file(12, ".log")));
+  EXPECT_EQ(static_cast<int64_t>(std::filesystem::file_size(seg_file(6, ".log"))), batch);
+  EXPECT_EQ(append(*l, make_batch(1)).base_offset, 8);
+}
+
 TEST_F(LogTest, LogAppendTimeConfig) {
   log_config c;
   c.message_timestamp_type = timestamp_type::log_append_time;
