@@ -21,6 +21,10 @@ enum class full_disk {
 /// full_disk::keeps_old_file (EIO, a failed fsync of the file or its directory, a failed rename) is also reported
 /// with report_log_dir_failure (storage/log_dir_failure.h; Kafka: the checkpoint's IOException takes the dir
 /// offline): after it, what the disk holds is unknown.
-sluice::result<void> replace_file(const std::filesystem::path& file, std::string_view bytes, full_disk on_full_disk);
+/// `durable` false: the same without the two fsyncs, for a file its owner has synced later (log.cc: the producer
+/// snapshot of a roll, synced by the background flush of the rolled segment). Until then a crash can leave the new
+/// name with fewer bytes, which the owner's reader must refuse.
+sluice::result<void> replace_file(const std::filesystem::path& file, std::string_view bytes, full_disk on_full_disk,
+                                  bool durable = true);
 
 }  // namespace sluice::storage

@@ -66,7 +66,7 @@ class index_file {
 /// "<20-digit zero-padded offset><suffix>", Kafka's file name for segment files.
 std::string segment_file_name(int64_t base_offset, const char* suffix);
 
-/// fdatasyncs the file at `path`; a file that no longer exists (ENOENT) is not an error. A failed fsync is a log dir
+/// fdatasyncs the file (or directory) at `path`; one that no longer exists (ENOENT) is not an error. A failed fsync is a log dir
 /// failure (io_failure); a failed open, an errc::io_error.
 sluice::result<void> fsync_path_if_exists(const std::filesystem::path& path);
 

@@ -203,7 +203,12 @@ sluice::result<void> log::roll() {
   auto s = segment::create(dir_, end, config_.index_interval_bytes, clock_.now_ms());
   if (!s) return s.err();
   segments_.emplace(end, std::move(s.value()));
+  // Kafka: a producer snapshot at every new segment's base offset. With a background flusher it is synced there too
+  // (Kafka's takeSnapshot(asyncFlush = true)), with the directory (the new segment's and the snapshot's names).
+  auto snapshot = snapshot_producer_state(/*durable=*/!deferred);
   if (deferred) {
+    if (snapshot) deferred->paths.push_back(std::move(*snapshot));
+    deferred->directory = dir_;
     const uint64_t generation = roll_flushes_->generation;  // written only on this strand
     flusher_->submit([state = roll_flushes_, target = std::move(*deferred), generation, end] {
       const auto r = target.sync();  // a failure is reported as a log dir failure inside
@@ -216,7 +221,6 @@ sluice::result<void> log::roll() {
     recovery_point_ = end;
   }
   publish();
-  snapshot_producer_state();  // Kafka: a producer snapshot at every new segment's base offset
   sluice::log::debug("storage: {}: rolled new segment at offset {}", dir_.string(), end);
   return {};
 }
@@ -239,6 +243,7 @@ void log::forget_pending_flushes() {
   if (!roll_flushes_) return;
   std::lock_guard lock(roll_flushes_->mutex);
   ++roll_flushes_->generation;
+  roll_flushes_->failed = false;
   roll_flushes_->synced_to.store(-1, std::memory_order_relaxed);
 }
 
@@ -477,6 +482,7 @@ sluice::result<void> log::flush() {
   for (; it != segments_.end(); ++it) {
     if (auto r = it->second->flush(); !r) return r;
   }
+  forget_pending_flushes();  // all synced here: what queued jobs report adds nothing (and a failed one is past)
   recovery_point_ = log_end_offset_;
   unflushed_records_ = 0;
   last_flush_ms_ = clock_.monotonic_ms();
@@ -661,15 +667,18 @@ sluice::result<void> log::rebuild_producer_state() {
   return {};
 }
 
-void log::snapshot_producer_state() {
-  if (!producer_state_) return;
+std::optional<std::filesystem::path> log::snapshot_producer_state(bool durable) {
+  if (!producer_state_) return std::nullopt;
   // Nothing appended since the snapshot at this offset (a clean log closed again): keep it, no fsync.
-  if (producer_state_->last_snapshot_offset() == log_end_offset_) return;
+  if (producer_state_->last_snapshot_offset() == log_end_offset_) return std::nullopt;
   producer_state_->set_map_end_offset(log_end_offset_);
-  if (auto r = producer_state_->take_snapshot(); !r) {
+  auto r = producer_state_->take_snapshot(durable);
+  if (!r) {
     sluice::log::error("storage: {}: producer snapshot at {} failed: {}", dir_.string(), log_end_offset_,
                        r.err().message);
+    return std::nullopt;
   }
+  return std::move(r.value());
 }
 
 }  // namespace sluice::storage

@@ -290,7 +290,7 @@ class log {
   background_flusher* flusher_ = nullptr;
   std::shared_ptr<roll_flush_state> roll_flushes_;
   void take_finished_flushes();  // moves the recovery point to what finished jobs synced
-  void forget_pending_flushes();  // a truncation: what queued jobs sync no longer counts
+  void forget_pending_flushes();  // a truncation or a full flush: what queued jobs sync no longer counts
   sluice::result<void> delete_segment(std::map<int64_t, std::unique_ptr<segment>>::iterator it);
   // Idempotence: newest snapshot <= LEO, then the batch headers after it (storage/producer_state.h).
   sluice::result<void> rebuild_producer_state();
@@ -299,7 +299,9 @@ class log {
   /// completed transaction; std::nullopt for a control batch of another type (no transaction ends).
   sluice::result<std::optional<completed_txn>> apply_marker_batch(segment& seg, const record_batch_header& h,
                                                                   std::span<const uint8_t> batch);
-  void snapshot_producer_state();
+  /// A producer snapshot at the LEO; returns its path when one was written. `durable` false: not fsynced (a roll's
+  /// background flush syncs it).
+  std::optional<std::filesystem::path> snapshot_producer_state(bool durable = true);
   std::unique_ptr<producer_state_manager> producer_state_;
   std::unique_ptr<leader_epoch_cache> epochs_;
   void load_leader_epochs();  // at open: the checkpoint, trimmed to [log start, LEO]

@@ -58,7 +58,8 @@ sluice::result<void> write_file_atomically(const std::filesystem::path& file, st
   return replace_file(file, text, full_disk::keeps_old_file);
 }
 
-sluice::result<void> replace_file(const std::filesystem::path& file, std::string_view bytes, full_disk on_full_disk) {
+sluice::result<void> replace_file(const std::filesystem::path& file, std::string_view bytes, full_disk on_full_disk,
+                                  bool durable) {
   const auto tmp = std::filesystem::path(file.string() + ".tmp");
   auto failed = [&](const char* what, const std::filesystem::path& path) {
     const bool full = errno == ENOSPC || errno == EDQUOT;
@@ -78,13 +79,14 @@ sluice::result<void> replace_file(const std::filesystem::path& file, std::string
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (durable && ::fsync(fd) != 0) {
     auto e = detail::io_failure("fsync", tmp);
     ::close(fd);
     return e;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), file.c_str()) != 0) return detail::io_failure("rename", tmp);
+  if (!durable) return {};
   return detail::fsync_directory(file.parent_path());
 }
 

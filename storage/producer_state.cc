@@ -354,16 +354,16 @@ sluice::result<std::map<int64_t, producer_state_entry>> producer_state_manager::
   return out;
 }
 
-sluice::result<void> producer_state_manager::take_snapshot() {
+sluice::result<std::filesystem::path> producer_state_manager::take_snapshot(bool durable) {
   const auto bytes = encode_snapshot();
   // A snapshot that cannot be written for a full disk leaves the older ones, from which a restart replays more of
   // the log; any other failure fails the dir (storage/atomic_file.h).
-  auto r = replace_file(snapshot_path(map_end_offset_),
-                        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                        full_disk::keeps_old_file);
-  if (!r) return r;
+  auto path = snapshot_path(map_end_offset_);
+  auto r = replace_file(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        full_disk::keeps_old_file, durable);
+  if (!r) return r.err();
   last_snapshot_offset_ = map_end_offset_;
-  return {};
+  return path;
 }
 
 std::vector<int64_t> producer_state_manager::snapshot_offsets() const {

@@ -149,9 +149,11 @@ class producer_state_manager {
 
   // ---- snapshots ----------------------------------------------------------------------------------------
 
-  /// Writes the state as `<map_end_offset>.snapshot` (temp file, fsync, rename, fsync of the directory).
-  /// Errors: errc::io_error.
-  sluice::result<void> take_snapshot();
+  /// Writes the state as `<map_end_offset>.snapshot` (temp file, fsync, rename, fsync of the directory) and
+  /// returns its path. `durable` false: without the fsyncs (the caller syncs the file and the directory later; a
+  /// snapshot torn by a crash before that fails its CRC at load and is deleted, and the log is replayed from an
+  /// older one). Errors: errc::io_error.
+  sluice::result<std::filesystem::path> take_snapshot(bool durable = true);
   /// Offset of the snapshot last written or loaded by this manager (-1: none).
   int64_t last_snapshot_offset() const { return last_snapshot_offset_; }
   /// Offsets of the snapshot files present, ascending.

@@ -472,8 +472,8 @@ sluice::result<segment_sync_target> segment::become_inactive_without_sync() {
     if (auto r = time_index_.maybe_append(max_timestamp_, offset_of_max_timestamp_); !r) return r.err();
   }
   if (auto r = write_indexes(); !r) return r.err();
-  segment_sync_target target{file_, log_path(), {file_path(".index"), file_path(".timeindex")}};
-  if (txn_index_) target.index_paths.push_back(txn_index_->path());
+  segment_sync_target target{file_, log_path(), {file_path(".index"), file_path(".timeindex")}, std::nullopt};
+  if (txn_index_) target.paths.push_back(txn_index_->path());
   return target;
 }
 
@@ -497,9 +497,10 @@ sluice::result<void> segment_sync_target::sync() const {
   if (file) {
     if (auto r = timed_fdatasync(file->fd(), log_path); !r) return r;
   }
-  for (const auto& p : index_paths) {
+  for (const auto& p : paths) {
     if (auto r = detail::fsync_path_if_exists(p); !r) return r;
   }
+  if (directory) return detail::fsync_path_if_exists(*directory);
   return {};
 }
 

@@ -38,12 +38,14 @@ struct batch_position {
 };
 
 /// What the background flush of a segment that has become inactive syncs (log.cc's roll): the .log through the
-/// segment's shared descriptor, its index files by path (one removed or renamed meanwhile is skipped: a deleted
-/// segment needs no sync, and a renamed one is synced by whoever renamed it).
+/// segment's shared descriptor, then other files by path (its indexes, the roll's producer snapshot; one removed
+/// or renamed meanwhile is skipped: a deleted file needs no sync, and a renamed one is synced by whoever renamed
+/// it), then the directory when set.
 struct segment_sync_target {
   std::shared_ptr<const file_handle> file;
   std::filesystem::path log_path;
-  std::vector<std::filesystem::path> index_paths;
+  std::vector<std::filesystem::path> paths;
+  std::optional<std::filesystem::path> directory;
   /// fdatasyncs all of it. A failed fsync is a log dir failure (detail::io_failure). Any thread.
   sluice::result<void> sync() const;
 };
