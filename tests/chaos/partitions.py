@@ -782,7 +782,10 @@ def run_schedule(args, net, index, sseed, counts, python):
                  lambda: all(cluster.registered_seen_by(i) == len(BROKERS) for i in BROKERS), 60)
         from confluent_kafka.admin import AdminClient, NewTopic
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap(), "log_level": 0})
-        fs = admin.create_topics([NewTopic(TOPIC, args.partitions, 3, config={"min.insync.replicas": "2"})],
+        topic_config = {"min.insync.replicas": "2"}
+        if args.segment_bytes:
+            topic_config["internal.segment.bytes"] = str(args.segment_bytes)  # Kafka 4's testing key, below 1 MiB
+        fs = admin.create_topics([NewTopic(TOPIC, args.partitions, 3, config=topic_config)],
                                  operation_timeout=20)
         fs[TOPIC].result(timeout=40)
         wait_for("leaders and full ISR of %s" % TOPIC, lambda: cluster.settled(args.partitions), 60)
@@ -973,6 +976,9 @@ def main():
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--producers", type=int, default=2)
     ap.add_argument("--rate", type=float, default=150.0, help="records/s per producer")
+    ap.add_argument("--segment-bytes", type=int, default=0,
+                    help="the topic's internal.segment.bytes: small segments make the leaders roll (and hand the "
+                         "rolled segments' fsyncs to the background flusher) all through the faults; 0 = default")
     ap.add_argument("--flush-timeout", type=float, default=60.0, help="bound of the producers' final flush, s")
     ap.add_argument("--settle-timeout", type=float, default=120.0)
     ap.add_argument("--workdir", default=None)
