@@ -15,10 +15,12 @@ records, acks=1, 4 partitions, 4 connections, 100 records per batch, 5 Produce r
   100 KB (at most 100, at least 1).
 - acks: 0, 1, all.
 - partitions: 1, 10, 100, 1,000, 10,000: the topic is made first (on Kafka in CreatePartitions steps, under KRaft's
-  10,000 records per operation, bench/scale.py), and the run writes to all of its partitions.
+  10,000 records per operation, bench/scale.py), and the run writes to all of its partitions, after a warm-up of
+  1 + N/500 s.
 - connections: 1, 10, 100, 1,000 busy connections, then 10 busy beside 10,000 idle ones (which negotiate and hold).
 
-Writes bench/results/curves.md (the tables) and bench/results/curves.json; --plots adds the PNGs (installing the pinned
+Writes bench/results/curves.md (the tables) and bench/results/curves.json, keeping there the curves of an earlier run
+that this one did not make (`--curves partitions` redoes one curve); --plots adds the PNGs (installing the pinned
 matplotlib of bench/requirements.txt into build-tests/bench-venv on first use). Loopback only; every broker it starts
 is stopped by PID.
 """
@@ -61,7 +63,8 @@ def points(curve):
             out.append(("acks=%s" % a, i, dict(acks="-1" if a == "all" else a)))
     elif curve == "partitions":
         for n in PARTITIONS:
-            out.append(("%d" % n, n, dict(partitions=n, precreate=True)))
+            # A longer warm-up with more partitions, so that the measured seconds are past each one's first append.
+            out.append(("%d" % n, n, dict(partitions=n, precreate=True, warmup=1 + n / 500)))
     elif curve == "connections":
         for busy, idle in CONNECTIONS:
             label = "%d" % busy if not idle else "%d busy + %d idle" % (busy, idle)
@@ -87,7 +90,7 @@ class Runner:
         extra = ["--topic", topic, "--acks", settings.get("acks", "1"),
                  "--record-size", str(settings.get("size", 100)), "--batch-records", str(settings.get("batch", 100)),
                  "--connections", str(settings.get("connections", 4)), "--threads", str(settings.get("threads", 1)),
-                 "--duration", str(a.duration), "--warmup", "1"]
+                 "--duration", str(a.duration), "--warmup", str(settings.get("warmup", 1))]
         if settings.get("idle"):
             extra += ["--idle-connections", str(settings["idle"])]
         port = port_of(side)
@@ -97,6 +100,10 @@ class Runner:
                 return None, "CreateTopics of %d partitions answered error %d" % (partitions, code)
             if not scale.wait_partitions(port, topic, partitions, 300):
                 return None, "not every partition of %d got a leader" % partitions
+            # Metadata names a leader before that broker has taken the partition on (Kafka: its metadata log is
+            # applied asynchronously), and the first Produce then gets NOT_LEADER_OR_FOLLOWER. A pause as wide as
+            # the case is large.
+            time.sleep(2 + partitions / 2000)
             extra += ["--partitions", "0"]
         else:
             extra += ["--partitions", str(partitions)]
@@ -252,6 +259,16 @@ def main():
         for s in sides:
             s.close(failures > 0)
     os.makedirs(args.out, exist_ok=True)
+    jpath = os.path.join(args.out, "curves.json")
+    try:
+        with open(jpath) as f:
+            earlier = json.load(f)
+        for name, c in earlier.get("curves", {}).items():
+            if name not in result["curves"] and name in CURVES:
+                result["curves"][name] = c
+    except (OSError, ValueError):
+        pass
+    curves = [c for c in CURVES if c in result["curves"]]
     md = ["# Curves (bench/curves.py, %s)" % result["date"], "",
           "Single node each, max-rate produce, %g s per point; CPU s/M: broker CPU seconds per million records; "
           "ratio: Sluice / Kafka." % args.duration, ""]
@@ -263,7 +280,6 @@ def main():
     print(text)
     with open(os.path.join(args.out, "curves.md"), "w") as f:
         f.write(text + "\n")
-    jpath = os.path.join(args.out, "curves.json")
     with open(jpath, "w") as f:
         json.dump(result, f, indent=1)
     if args.plots:
