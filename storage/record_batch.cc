@@ -249,33 +249,80 @@ struct parsed_record {
   bool key_null = false;
 };
 
-const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record& out) {
-  varint_reader outer{buf.subspan(pos)};
-  const int32_t length = outer.varint();
-  if (!outer.ok || length < 0 || static_cast<size_t>(length) > outer.buf.size() - outer.pos) {
-    return "bad record length";
+// A zigzag varint of at most `max_bytes` bytes from [p, end) into `out`; the byte after it, or nullptr when it is
+// truncated or longer. The check loop of every record of every produced batch: pointers, and one branch for the
+// one-byte varints that most fields of small records are.
+inline const uint8_t* read_varlong(const uint8_t* p, const uint8_t* end, int max_bytes, int64_t& out) {
+  if (p < end && *p < 0x80) {
+    const uint64_t v = *p;
+    out = static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+    return p + 1;
   }
-  varint_reader r{outer.buf.subspan(outer.pos, static_cast<size_t>(length))};
+  uint64_t v = 0;
+  for (int i = 0; i < max_bytes; ++i) {
+    if (p == end) return nullptr;
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) {
+      out = static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, int32_t& out) {
+  int64_t v = 0;
+  p = read_varlong(p, end, 5, v);
+  if (p == nullptr || v < INT32_MIN || v > INT32_MAX) return nullptr;
+  out = static_cast<int32_t>(v);
+  return p;
+}
+
+// A length-prefixed byte string in [p, end): the byte after it, or nullptr when malformed. -1 (null) only when
+// `nullable`; `is_null` tells which.
+inline const uint8_t* skip_bytes(const uint8_t* p, const uint8_t* end, bool nullable, bool& is_null) {
+  int32_t n = 0;
+  p = read_varint(p, end, n);
+  is_null = false;
+  if (p == nullptr) return nullptr;
+  if (n == -1 && nullable) {
+    is_null = true;
+    return p;
+  }
+  if (n < 0 || n > end - p) return nullptr;
+  return p + n;
+}
+
+const char* parse_record(std::span<const uint8_t> buf, size_t pos, parsed_record& out) {
+  const uint8_t* const base = buf.data();
+  const uint8_t* p = base + pos;
+  int32_t length = 0;
+  p = read_varint(p, base + buf.size(), length);
+  if (p == nullptr || length < 0 || length > (base + buf.size()) - p) return "bad record length";
+  const uint8_t* const end = p + length;
   out.begin = pos;
-  out.body = pos + outer.pos;
-  out.end = out.body + static_cast<size_t>(length);
-  out.attributes = r.int8();
-  out.timestamp_delta = r.varlong();
-  out.offset_delta = r.varint();
-  out.after_offset = out.body + r.pos;
-  const auto key = r.bytes(true);
-  out.key_null = r.ok && !key.has_value();
-  r.bytes(true);  // value
-  const int32_t header_count = r.varint();
-  if (!r.ok || header_count < 0 || static_cast<size_t>(header_count) > r.buf.size() - r.pos) {
+  out.body = static_cast<size_t>(p - base);
+  out.end = static_cast<size_t>(end - base);
+  if (p == end) return "malformed record fields";
+  out.attributes = static_cast<int8_t>(*p++);
+  bool null = false;
+  int32_t header_count = 0;
+  if ((p = read_varlong(p, end, 10, out.timestamp_delta)) == nullptr ||
+      (p = read_varint(p, end, out.offset_delta)) == nullptr) {
+    return "malformed record fields";
+  }
+  out.after_offset = static_cast<size_t>(p - base);
+  if ((p = skip_bytes(p, end, true, out.key_null)) == nullptr || (p = skip_bytes(p, end, true, null)) == nullptr ||
+      (p = read_varint(p, end, header_count)) == nullptr || header_count < 0 || header_count > end - p) {
     return "malformed record fields";
   }
   for (int32_t i = 0; i < header_count; ++i) {
-    r.bytes(false);
-    r.bytes(true);
-    if (!r.ok) return "malformed record header";
+    if ((p = skip_bytes(p, end, false, null)) == nullptr || (p = skip_bytes(p, end, true, null)) == nullptr) {
+      return "malformed record header";
+    }
   }
-  if (r.pos != r.buf.size()) return "record length does not match its fields";
+  if (p != end) return "record length does not match its fields";
   return nullptr;
 }
 

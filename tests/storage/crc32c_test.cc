@@ -30,10 +30,12 @@ TEST(Crc32c, KnownVectors) {
 
 TEST(Crc32c, SoftwareAndHardwareAgreeAtEveryLengthAndAlignment) {
   std::mt19937 rng(12345);
-  std::vector<uint8_t> data(4096 + 16);
+  std::vector<uint8_t> data(8192 + 16);
   for (auto& b : data) b = static_cast<uint8_t>(rng());
   for (size_t offset = 0; offset < 8; ++offset) {
-    for (size_t len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 100, 1000, 4096}) {
+    // Around the hardware path's 3 x 512-byte interleaved blocks too: one block, one and a bit, several.
+    for (size_t len : {0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 100, 1000, 1535, 1536, 1537, 1543, 3072, 3079, 4096,
+                       4607, 4608, 8192}) {
       const uint32_t sw = detail::crc32c_software(0, data.data() + offset, len);
       EXPECT_EQ(crc32c_extend(0, data.data() + offset, len), sw) << offset << " " << len;
       if (detail::hardware_crc32c()) {
