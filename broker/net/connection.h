@@ -29,7 +29,17 @@ class connection : public std::enable_shared_from_this<connection> {
   session session_;
   dispatcher& dispatcher_;
   const int32_t max_request_bytes_;
-  std::vector<uint8_t> frame_;  // reused between requests; record views point into it while handled
+  // Bytes read from the client and not handled yet: [in_begin_, in_end_) of in_. One read takes whatever the socket
+  // holds up to the buffer's end, so a frame usually comes with its size prefix in one recv(2), and pipelined
+  // requests several at a time. A request is handled in place (record views point into in_ while it runs); no
+  // read happens meanwhile. The buffer starts small (an idle connection's few requests) and grows, when full,
+  // with the bytes that arrive rather than with the size a frame announces.
+  std::vector<uint8_t> in_;
+  size_t in_begin_ = 0;
+  size_t in_end_ = 0;
+  static constexpr size_t initial_buffer_bytes = 512;
+  /// Reads until at least `need` bytes are buffered; the read's error (eof when the client closed) otherwise.
+  asio::awaitable<boost::system::error_code> fill(size_t need);
 };
 
 }  // namespace sluice::broker::net
