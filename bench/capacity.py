@@ -609,6 +609,29 @@ def parse_consumer_perf(out):
     return None
 
 
+def plot(kind, *files):
+    """Runs bench/plots.py KIND FILES... under the pinned matplotlib of bench/requirements.txt, installed into
+    build-tests/bench-venv on first use (PyPI). Raises CalledProcessError when plotting fails."""
+    venv = os.path.join(REPO, "build-tests", "bench-venv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run(["/usr/bin/python3", "-m", "venv", venv], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "--require-hashes", "--only-binary", ":all:", "-r",
+                        os.path.join(HERE, "requirements.txt")], check=True)
+    subprocess.run([py, os.path.join(HERE, "plots.py"), kind] + list(files), check=True)
+
+
+def add_binary_arguments(ap):
+    """--broker, --load-bin and --cache with their defaults (build/ or build-tests/), for the scripts that run sides
+    of their own (latency_curve.py, curves.py)."""
+    ap.add_argument("--broker", default=first_existing(os.path.join(REPO, "build", "broker", "sluice"),
+                                                       os.path.join(REPO, "build-tests", "broker", "sluice")))
+    ap.add_argument("--load-bin", default=first_existing(
+        os.path.join(REPO, "build", "bench", "load", "sluice_load"),
+        os.path.join(REPO, "build-tests", "bench", "load", "sluice_load")))
+    ap.add_argument("--cache", default=os.path.join(REPO, "build-tests", "compat-cache"))
+
+
 def add_arguments(ap):
     """The capacity options of bench/run_bench.py's command line."""
     ap.add_argument("--reference", choices=["kafka"],

@@ -153,63 +153,13 @@ def table(curve, rows, sides):
     return "\n".join(lines)
 
 
-def ensure_plot_python(args):
-    venv = os.path.join(capacity.REPO, "build-tests", "bench-venv")
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.run(["/usr/bin/python3", "-m", "venv", venv], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "--require-hashes", "--only-binary", ":all:", "-r",
-                        os.path.join(HERE, "requirements.txt")], check=True)
-    return py
-
-
-PLOT = r"""
-import json, sys
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-data = json.load(open(sys.argv[1]))
-out = sys.argv[2]
-for curve, c in data["curves"].items():
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    xs = [r["x"] for r in c["rows"]]
-    for side, mark in (("sluice", "o-"), ("kafka", "s--")):
-        ys = [r.get(side, {}) or {} for r in c["rows"]]
-        pts = [(x, y["records_per_s"], y.get("cpu_per_million")) for x, y in zip(xs, ys) if y]
-        if not pts:
-            continue
-        ax1.plot([p[0] for p in pts], [p[1] for p in pts], mark, label=side)
-        ax2.plot([p[0] for p in pts if p[2] is not None], [p[2] for p in pts if p[2] is not None], mark, label=side)
-    for ax in (ax1, ax2):
-        if curve != "acks":
-            ax.set_xscale("log")
-        else:
-            ax.set_xticks(xs, [r["label"] for r in c["rows"]])
-        ax.set_xlabel(c["xlabel"])
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    ax1.set_yscale("log")
-    ax1.set_ylabel("records/s")
-    ax2.set_yscale("log")
-    ax2.set_ylabel("broker CPU s per million records")
-    fig.suptitle(c["title"])
-    fig.tight_layout()
-    fig.savefig("%s/curve_%s.png" % (out, curve), dpi=90)
-"""
-
 XLABEL = {"size": "record size, bytes", "acks": "acks", "partitions": "partitions",
           "connections": "connections (busy + idle)"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default=capacity.first_existing(
-        os.path.join(capacity.REPO, "build", "broker", "sluice"),
-        os.path.join(capacity.REPO, "build-tests", "broker", "sluice")))
-    ap.add_argument("--load-bin", default=capacity.first_existing(
-        os.path.join(capacity.REPO, "build", "bench", "load", "sluice_load"),
-        os.path.join(capacity.REPO, "build-tests", "bench", "load", "sluice_load")))
-    ap.add_argument("--cache", default=os.path.join(capacity.REPO, "build-tests", "compat-cache"))
+    capacity.add_binary_arguments(ap)
     ap.add_argument("--curves", default=",".join(CURVES))
     ap.add_argument("--duration", type=float, default=5)
     ap.add_argument("--no-kafka", action="store_true", help="Sluice only")
@@ -283,8 +233,7 @@ def main():
     with open(jpath, "w") as f:
         json.dump(result, f, indent=1)
     if args.plots:
-        py = ensure_plot_python(args)
-        subprocess.run([py, "-c", PLOT, jpath, args.out], check=True)
+        capacity.plot("curves", jpath, args.out)
     if failures:
         print("%d point(s) failed (above)" % failures)
     return 1 if failures else 0

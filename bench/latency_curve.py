@@ -13,6 +13,7 @@ Prints one row per rate: achieved records/s, p50/p99/p99.9 in ms and broker CPU 
 A side that falls short of the offered rate is past its saturation at that rate.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -23,18 +24,14 @@ import capacity  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--broker", default=capacity.first_existing(
-        os.path.join(capacity.REPO, "build", "broker", "sluice"),
-        os.path.join(capacity.REPO, "build-tests", "broker", "sluice")))
-    ap.add_argument("--load-bin", default=capacity.first_existing(
-        os.path.join(capacity.REPO, "build", "bench", "load", "sluice_load"),
-        os.path.join(capacity.REPO, "build-tests", "bench", "load", "sluice_load")))
-    ap.add_argument("--cache", default=os.path.join(capacity.REPO, "build-tests", "compat-cache"))
+    capacity.add_binary_arguments(ap)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--acks", default="1")
     ap.add_argument("--rates", default="500000,1000000,2000000,3000000,4000000,5000000")
     ap.add_argument("--duration", type=float, default=5)
     ap.add_argument("--no-kafka", action="store_true", help="Sluice only")
+    ap.add_argument("--plots", action="store_true",
+                    help="also write bench/results/latency_<size>B_acks<acks>.json and .png (bench/plots.py)")
     args = ap.parse_args()
     # What capacity.Capacity reads of its arguments.
     cap_args = argparse.Namespace(quick=False, duration=args.duration, repeat=1, sizes=str(args.size), acks=args.acks,
@@ -90,6 +87,23 @@ def main():
                       "%.3f" % (lat["p99"] / 1000.0), "%.3f" % (lat["p999"] / 1000.0),
                       "-" if res.get("broker_cpu_per_million") is None else "%.3f" % res["broker_cpu_per_million"]]
         print("| {:,} | ".format(rate) + " | ".join(cells) + " |")
+    if args.plots:
+        base = os.path.join(capacity.HERE, "results", "latency_%dB_acks%s" % (args.size, args.acks))
+        data = {"title": "produce latency against offered load: %d B, acks=%s, single node" % (args.size, args.acks),
+                "rows": []}
+        for rate, got in rows:
+            row = {"offered": rate}
+            for l in labels:
+                res, err = got.get(l, (None, "not run"))
+                if res is not None and not err:
+                    lat = res["latency_us"]
+                    row[l] = {"records_per_s": res["records_per_s"], "p50_ms": lat["p50"] / 1000.0,
+                              "p99_ms": lat["p99"] / 1000.0, "p999_ms": lat["p999"] / 1000.0,
+                              "cpu_per_million": res.get("broker_cpu_per_million")}
+            data["rows"].append(row)
+        with open(base + ".json", "w") as f:
+            json.dump(data, f, indent=1)
+        capacity.plot("latency", base + ".json", base + ".png")
     errors = [(rate, l, got[l][1]) for rate, got in rows for l in got if got[l][1]]
     for rate, l, err in errors:
         print("%s at %d records/s: %s" % (l, rate, err))

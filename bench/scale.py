@@ -395,6 +395,8 @@ def main():
     ap.add_argument("--duration", type=float, default=10, help="measured seconds of each load run (default 10)")
     ap.add_argument("--create-timeout", type=float, default=300)
     ap.add_argument("--json-out", default=os.path.join(REPO, "bench", "results", "scale.json"))
+    ap.add_argument("--plots", action="store_true",
+                    help="also plot RSS and start time against partitions into bench/results/scale_partitions.png")
     args = ap.parse_args()
     sides = [SluiceNode] + ([KafkaNode] if args.reference == "kafka" else [])
     rows = []
@@ -414,6 +416,9 @@ def main():
     with open(args.json_out, "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
+    if args.plots:
+        import capacity  # bench/capacity.py: the pinned-matplotlib runner
+        capacity.plot("scale", args.json_out, os.path.join(REPO, "bench", "results", "scale_partitions.png"))
 
     print("\n| side | partitions | create s | RSS MB created | fds created | restart: accept ms | all leaders s "
           "| RSS MB restarted | fds restarted | produce records/s | broker CPU s/M | p99 ms | peak fds | peak RSS MB "
