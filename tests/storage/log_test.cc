@@ -32,6 +32,15 @@ class LogTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.err().message);
     return r.ok() ? *r : append_result{};
   }
+  /// A log whose segments hold `batches` one-record batches of make_batch(1), rolls handing their fsyncs to
+  /// `flusher`.
+  std::unique_ptr<log> open_log_rolling_every(int batches, background_flusher& flusher) {
+    log_config c;
+    c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * batches;
+    auto l = open_log(c);
+    if (l) l->set_background_flusher(&flusher);
+    return l;
+  }
   std::filesystem::path seg_file(int64_t base, const char* suffix) {
     return tmp_.path() / "topic-0" / detail::segment_file_name(base, suffix);
   }
@@ -406,10 +415,7 @@ TEST_F(LogTest, RollsWhenSegmentWouldOverflow) {
 // trusts) stays put until that job has run, then moves to the new segment's base at the next call on the strand.
 TEST_F(LogTest, RollLeavesTheSegmentFsyncToTheBackgroundFlusher) {
   background_flusher flusher(/*threaded=*/false);
-  log_config c;
-  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 3;
-  auto l = open_log(c);
-  l->set_background_flusher(&flusher);
+  auto l = open_log_rolling_every(3, flusher);
   for (int i = 0; i < 4; ++i) append(*l, make_batch(1));
   ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 3}));
   EXPECT_EQ(flusher.pending(), 1u);
@@ -428,10 +434,7 @@ TEST_F(LogTest, RollLeavesTheSegmentFsyncToTheBackgroundFlusher) {
 // are gone, so it must not move the recovery point over the bytes appended since at the same offsets.
 TEST_F(LogTest, TruncationMakesQueuedRollFlushesStale) {
   background_flusher flusher(/*threaded=*/false);
-  log_config c;
-  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 3;
-  auto l = open_log(c);
-  l->set_background_flusher(&flusher);
+  auto l = open_log_rolling_every(3, flusher);
   for (int i = 0; i < 4; ++i) append(*l, make_batch(1));
   ASSERT_EQ(flusher.pending(), 1u);  // the flush of [0, 3)
   ASSERT_TRUE(l->truncate_to(1).ok());
@@ -458,10 +461,7 @@ TEST_F(LogTest, TruncationMakesQueuedRollFlushesStale) {
 // flush() (and so a durable close) syncs the rolled segments whose background flush has not run yet.
 TEST_F(LogTest, FlushSyncsRolledSegmentsStillQueued) {
   background_flusher flusher(/*threaded=*/false);
-  log_config c;
-  c.segment_bytes = static_cast<int64_t>(make_batch(1).size()) * 2;
-  auto l = open_log(c);
-  l->set_background_flusher(&flusher);
+  auto l = open_log_rolling_every(2, flusher);
   for (int i = 0; i < 5; ++i) append(*l, make_batch(1));
   ASSERT_EQ(l->segment_base_offsets(), (std::vector<int64_t>{0, 2, 4}));
   ASSERT_EQ(flusher.pending(), 2u);
