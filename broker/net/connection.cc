@@ -19,27 +19,20 @@ connection::connection(std::unique_ptr<transport> stream, session s, dispatcher&
 
 void connection::close() { stream_->close(); }
 
-asio::awaitable<boost::system::error_code> connection::fill(size_t need) {
-  while (in_end_ - in_begin_ < need) {
-    const size_t have = in_end_ - in_begin_;
-    if (in_begin_ + need > in_.size() && in_begin_ > 0) {
-      // Not enough room after the unread bytes: move them to the front (they are the start of one frame).
-      std::memmove(in_.data(), in_.data() + in_begin_, have);
-      in_begin_ = 0;
-      in_end_ = have;
-    }
-    if (in_end_ == in_.size()) {
-      // Full: grow toward `need`, doubling from 64 KiB at most, so that a client announcing 100 MB and sending
-      // 1 KiB costs 64 KiB, not 100 MB (a breaker held 800 MiB with 8 such connections).
-      const size_t grown = std::max(in_.size() * 2, size_t{64} * 1024);
-      in_.resize(std::max(std::min(need, grown), std::max(in_.size(), initial_buffer_bytes)));
-    }
-    auto read = stream_->read_some(std::span<uint8_t>(in_.data() + in_end_, in_.size() - in_end_));
-    auto [ec, n] = co_await std::move(read);
-    in_end_ += n;
-    if (ec && in_end_ - in_begin_ < need) co_return ec;
+void connection::make_room(size_t need) {
+  const size_t have = in_end_ - in_begin_;
+  if (in_begin_ + need > in_.size() && in_begin_ > 0) {
+    // Not enough room after the unread bytes: move them to the front (they are the start of one frame).
+    std::memmove(in_.data(), in_.data() + in_begin_, have);
+    in_begin_ = 0;
+    in_end_ = have;
   }
-  co_return boost::system::error_code{};
+  if (in_end_ == in_.size()) {
+    // Full: grow toward `need`, doubling from 64 KiB at most, so that a client announcing 100 MB and sending
+    // 1 KiB costs 64 KiB, not 100 MB (a breaker held 800 MiB with 8 such connections).
+    const size_t grown = std::max(in_.size() * 2, size_t{64} * 1024);
+    in_.resize(std::max(std::min(need, grown), std::max(in_.size(), initial_buffer_bytes)));
+  }
 }
 
 asio::awaitable<void> connection::run() {
@@ -66,23 +59,42 @@ asio::awaitable<void> connection::run() {
       }
     }
     for (;;) {
-      auto read_size = fill(4);
-      if (auto ec = co_await std::move(read_size)) break;  // the client closed or reset: normal end
-      const uint8_t* size_bytes = in_.data() + in_begin_;
-      int32_t size = static_cast<int32_t>((uint32_t(size_bytes[0]) << 24) | (uint32_t(size_bytes[1]) << 16) |
-                                          (uint32_t(size_bytes[2]) << 8) | uint32_t(size_bytes[3]));
-      if (size < 0 || size > max_request_bytes_) {
-        log::warn("closing connection from {}: request frame of {} bytes is outside [0, socket.request.max.bytes={}]",
-                  peer, size, max_request_bytes_);
-        break;
+      // Read until the buffer holds a size prefix and the whole frame it announces.
+      bool known = false;  // the size prefix is buffered and checked
+      size_t total = 0;
+      bool end = false;
+      for (;;) {
+        const size_t have = in_end_ - in_begin_;
+        if (!known && have >= 4) {
+          const uint8_t* b = in_.data() + in_begin_;
+          const int32_t size = static_cast<int32_t>((uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) |
+                                                    (uint32_t(b[2]) << 8) | uint32_t(b[3]));
+          if (size < 0 || size > max_request_bytes_) {
+            log::warn("closing connection from {}: request frame of {} bytes is outside [0, "
+                      "socket.request.max.bytes={}]", peer, size, max_request_bytes_);
+            end = true;
+            break;
+          }
+          known = true;
+          total = static_cast<size_t>(size);
+        }
+        const size_t need = known ? 4 + total : 4;
+        if (have >= need) break;
+        make_room(need);
+        auto read = stream_->read_some(std::span<uint8_t>(in_.data() + in_end_, in_.size() - in_end_));
+        auto [ec, n] = co_await std::move(read);
+        in_end_ += n;
+        if (ec && in_end_ - in_begin_ < need) {
+          // Before a whole size prefix: the client closed or reset, a normal end. Inside a frame: logged.
+          if (known) {
+            log::warn("closing connection from {}: frame of {} bytes ended after {} bytes ({})", peer, total,
+                      in_end_ - in_begin_ - 4, ec.message());
+          }
+          end = true;
+          break;
+        }
       }
-      const size_t total = static_cast<size_t>(size);
-      auto read_body = fill(4 + total);
-      if (auto ec2 = co_await std::move(read_body)) {
-        log::warn("closing connection from {}: frame of {} bytes ended after {} bytes ({})", peer, size,
-                  in_end_ - in_begin_ - 4, ec2.message());
-        break;
-      }
+      if (end) break;
       const std::span<const uint8_t> frame(in_.data() + in_begin_ + 4, total);
 
       auto dispatch = dispatcher_.dispatch(session_, frame, stream_->executor());

@@ -37,9 +37,10 @@ class connection : public std::enable_shared_from_this<connection> {
   std::vector<uint8_t> in_;
   size_t in_begin_ = 0;
   size_t in_end_ = 0;
-  static constexpr size_t initial_buffer_bytes = 512;
-  /// Reads until at least `need` bytes are buffered; the read's error (eof when the client closed) otherwise.
-  asio::awaitable<boost::system::error_code> fill(size_t need);
+  static constexpr size_t initial_buffer_bytes = 128;
+  /// Before a read toward `need` buffered bytes: moves the unread bytes to the front when `need` does not fit after
+  /// them, and grows a full buffer. (Not a coroutine: an idle connection waits in run() with no frame besides.)
+  void make_room(size_t need);
 };
 
 }  // namespace sluice::broker::net
