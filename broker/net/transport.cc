@@ -71,8 +71,8 @@ plain_transport::plain_transport(asio::ip::tcp::socket socket, bool zero_copy)
   socket_.native_non_blocking(true, ec);  // sendfile(2) must not block the io thread
 }
 
-asio::awaitable<std::pair<boost::system::error_code, size_t>> plain_transport::read_some(std::span<uint8_t> buffer) {
-  auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), as_tuple_awaitable);
+asio::awaitable<std::pair<boost::system::error_code, size_t>> plain_transport::read(std::span<uint8_t> buffer) {
+  auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(buffer.data(), buffer.size()), as_tuple_awaitable);
   co_return std::pair{ec, n};
 }
 
@@ -118,8 +118,8 @@ asio::awaitable<boost::system::error_code> tls_transport::start() {
   co_return ec;
 }
 
-asio::awaitable<std::pair<boost::system::error_code, size_t>> tls_transport::read_some(std::span<uint8_t> buffer) {
-  auto [ec, n] = co_await stream_.async_read_some(asio::buffer(buffer.data(), buffer.size()), as_tuple_awaitable);
+asio::awaitable<std::pair<boost::system::error_code, size_t>> tls_transport::read(std::span<uint8_t> buffer) {
+  auto [ec, n] = co_await asio::async_read(stream_, asio::buffer(buffer.data(), buffer.size()), as_tuple_awaitable);
   co_return std::pair{ec, n};
 }
 

@@ -19,7 +19,7 @@ namespace asio = boost::asio;
 
 /// One client's stream. Every member runs on `executor()` (the connection's strand); none is thread-safe.
 ///
-/// Reads take what has arrived (`read_some`, at least one byte); writes throw
+/// Reads are exact (`read` fills the whole buffer or reports why not); writes throw
 /// boost::system::system_error when the peer is gone, which ends the connection. File regions (fetched
 /// record batches) go out with sendfile(2) where the transport allows zero-copy sends (plain TCP), and through
 /// a copying path (pread(2) into a buffer, then `write`) otherwise.
@@ -33,9 +33,9 @@ class transport {
   /// The subject (RFC 2253) of the client's verified certificate: TLS with a client certificate only.
   virtual std::optional<std::string> peer_subject() const { return std::nullopt; }
 
-  /// Reads at least one and at most `buffer.size()` bytes (what has arrived; waits when nothing has). Returns the
-  /// error (eof when the client closed) and how many bytes were read.
-  virtual asio::awaitable<std::pair<boost::system::error_code, size_t>> read_some(std::span<uint8_t> buffer) = 0;
+  /// Reads exactly `buffer.size()` bytes. Returns the error (eof when the client closed) and how many bytes
+  /// arrived before it.
+  virtual asio::awaitable<std::pair<boost::system::error_code, size_t>> read(std::span<uint8_t> buffer) = 0;
   /// Writes every byte of `bytes`. Throws boost::system::system_error on failure.
   virtual asio::awaitable<void> write(std::span<const uint8_t> bytes) = 0;
   /// Sends `region` of its file: zero-copy when `zero_copy()`, else through `copy_file`. Throws on failure,
@@ -66,7 +66,7 @@ class plain_transport final : public transport {
  public:
   explicit plain_transport(asio::ip::tcp::socket socket, bool zero_copy = true);
 
-  asio::awaitable<std::pair<boost::system::error_code, size_t>> read_some(std::span<uint8_t> buffer) override;
+  asio::awaitable<std::pair<boost::system::error_code, size_t>> read(std::span<uint8_t> buffer) override;
   asio::awaitable<void> write(std::span<const uint8_t> bytes) override;
   asio::awaitable<void> send_file(const sluice::file_region& region) override;
   bool zero_copy() const override { return zero_copy_; }
@@ -88,7 +88,7 @@ class tls_transport final : public transport {
 
   asio::awaitable<boost::system::error_code> start() override;
   std::optional<std::string> peer_subject() const override { return subject_; }
-  asio::awaitable<std::pair<boost::system::error_code, size_t>> read_some(std::span<uint8_t> buffer) override;
+  asio::awaitable<std::pair<boost::system::error_code, size_t>> read(std::span<uint8_t> buffer) override;
   asio::awaitable<void> write(std::span<const uint8_t> bytes) override;
   void close() override;
   asio::any_io_executor executor() override { return stream_.get_executor(); }
