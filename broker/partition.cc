@@ -358,7 +358,7 @@ std::optional<storage::cleaning_plan> partition::plan_cleaning(storage::cleaning
 
 result<int64_t> partition::install_cleaned(const storage::cleaning_result& cleaned) {
   if (closed_) {
-    for (const auto& g : cleaned.groups) storage::segment::remove_cleaned_files(dir(), g.base_offset);
+    for (const auto& g : cleaned.groups) storage::segment::remove_files_of(dir(), g.base_offset, storage::segment_suffix::cleaned);
     return error{storage::errc::not_found, topic_ + "-" + std::to_string(index_) + " is closed"};
   }
   auto r = log_->install_cleaned(cleaned);

@@ -129,11 +129,7 @@ sluice::result<void> log::load(log_recovery_state state) {
       // data that this one does not (Kafka's LogLoader deletes the unflushed segments after a corrupt one).
       sluice::log::warn("storage: {}: segment {} had a torn tail ({} bytes cut); deleting the {} segment(s) after it",
                         dir_.string(), base, cut, bases.size() - i - 1);
-      for (size_t j = i + 1; j < bases.size(); ++j) {
-        for (const char* ext : {".log", ".index", ".timeindex", ".txnindex"}) {
-          std::filesystem::remove(dir_ / detail::segment_file_name(bases[j], ext), ec);
-        }
-      }
+      for (size_t j = i + 1; j < bases.size(); ++j) segment::remove_files_of(dir_, bases[j], segment_suffix::none);
       bases.resize(i + 1);
     }
     // Scanned data may so far live only in the page cache: fsync it so the recovery point below is true.

@@ -548,7 +548,7 @@ sluice::result<cleaning_result> clean_log(const cleaning_plan& plan, const clean
   if (auto r = pass.build_map(); !r) return r.err();
   if (auto r = pass.rewrite(); !r) {
     // Groups already written are dropped with the pass.
-    for (const auto& g : result.groups) segment::remove_cleaned_files(plan.dir, g.base_offset);
+    for (const auto& g : result.groups) segment::remove_files_of(plan.dir, g.base_offset, segment_suffix::cleaned);
     return r.err();
   }
   return result;

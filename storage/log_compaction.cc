@@ -66,7 +66,7 @@ std::optional<cleaning_plan> log::plan_cleaning(const cleaning_limits& limits) c
 
 sluice::result<int64_t> log::install_cleaned(const cleaning_result& result) {
   auto discard = [&](const std::string& why) -> sluice::error {
-    for (const auto& g : result.groups) segment::remove_cleaned_files(dir_, g.base_offset);
+    for (const auto& g : result.groups) segment::remove_files_of(dir_, g.base_offset, segment_suffix::cleaned);
     return make_error(errc::not_found, dir_.string() + ": cleaned segments dropped: " + why);
   };
   if (closed_) return discard("the log is closed");

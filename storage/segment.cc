@@ -52,10 +52,10 @@ sluice::result<void> segment::rename_files(const std::filesystem::path& dir, int
   return {};
 }
 
-void segment::remove_cleaned_files(const std::filesystem::path& dir, int64_t base_offset) {
+void segment::remove_files_of(const std::filesystem::path& dir, int64_t base_offset, segment_suffix suffix) {
   std::error_code ec;
   for (const char* extension : {".index", ".timeindex", ".txnindex", ".log"}) {
-    std::filesystem::remove(dir / (detail::segment_file_name(base_offset, extension) + to_suffix(segment_suffix::cleaned)), ec);
+    std::filesystem::remove(dir / (detail::segment_file_name(base_offset, extension) + to_suffix(suffix)), ec);
   }
 }
 

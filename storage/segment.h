@@ -66,8 +66,9 @@ class segment {
   /// A missing .log is errc::io_error.
   static sluice::result<void> rename_files(const std::filesystem::path& dir, int64_t base_offset, segment_suffix from,
                                            segment_suffix to);
-  /// Removes the ".cleaned" files of segment `base_offset` (a dropped compaction pass); missing ones are fine.
-  static void remove_cleaned_files(const std::filesystem::path& dir, int64_t base_offset);
+  /// Removes the .index, .timeindex, .txnindex and .log files of segment `base_offset` carrying `suffix` (".cleaned":
+  /// a dropped compaction pass; none: segments recovery deletes after a torn one); missing ones are fine.
+  static void remove_files_of(const std::filesystem::path& dir, int64_t base_offset, segment_suffix suffix);
 
   /// Full recovery (Kafka's LogSegment.recover): reads every batch from `from_position` (a batch start; 0 =
   /// whole file) checking size fields, magic, CRC32C and increasing offsets; cuts the file at the first
