@@ -461,9 +461,7 @@ sluice::result<void> segment::truncate_to(int64_t offset) {
 }
 
 sluice::result<void> segment::on_become_inactive() {
-  if (max_timestamp_ >= 0) {
-    if (auto r = time_index_.maybe_append(max_timestamp_, offset_of_max_timestamp_); !r) return r;
-  }
+  if (auto r = become_inactive_without_sync(); !r) return r.err();
   return flush();
 }
 
